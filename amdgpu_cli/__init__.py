@@ -1,0 +1,3 @@
+"""amdgpu_cli: IREE's run, profile and replay tools for AMD GPUs, over an HSA-native driver."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Command-line front ends. Each command parses flags, calls one library function, renders."""

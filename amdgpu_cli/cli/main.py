@@ -1,0 +1,103 @@
+"""Entry points. `amdgpu` is the root group; `amdgpu-profile` etc. enter its subcommands directly.
+
+This is the one place errors become exit statuses: project errors print as one line on stderr with
+exit 1 (usage errors 2); `--debug` anywhere on the command line shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from amdgpu_cli import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="amdgpu")
+def cli() -> None:
+    """IREE's run, profile and replay tools for AMD GPUs (and the CPU and CUDA drivers).
+
+    Add --debug anywhere to see tracebacks for errors.
+    """
+
+
+def _register() -> None:
+    from amdgpu_cli.cli.profile import profile
+
+    cli.add_command(profile)
+
+
+def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) -> None:
+    from amdgpu_cli.errors import AmdgpuCliError
+    from amdgpu_cli.cli.terminal import error
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]
+    try:
+        command.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        error("aborted")
+        sys.exit(130)
+    except click.UsageError as e:
+        if debug:
+            raise
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+        error(f"{e.format_message()}{hint}")
+        sys.exit(2)
+    except click.ClickException as e:
+        if debug:
+            raise
+        error(e.format_message())
+        sys.exit(e.exit_code)
+    except AmdgpuCliError as e:
+        if debug:
+            raise
+        error(e.one_line())
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); not an error for a report.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except MemoryError:
+        if debug:
+            raise
+        error("out of memory")
+        sys.exit(1)
+    except Exception as e:  # a bug: still one line unless --debug
+        if debug:
+            raise
+        error(f"internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)")
+        sys.exit(1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register()
+    _run(cli, "amdgpu", argv)
+
+
+def profile_main(argv: list[str] | None = None) -> None:
+    _register()
+    _run(cli.commands["profile"], "amdgpu-profile", argv)
+
+
+def _not_yet(name: str):
+    def entry(argv: list[str] | None = None) -> None:
+        from amdgpu_cli.cli.terminal import error
+
+        error(f"{name} is not available in this version yet")
+        sys.exit(1)
+
+    return entry
+
+
+run_main = _not_yet("amdgpu-run")
+replay_main = _not_yet("amdgpu-replay")
+benchmark_main = _not_yet("amdgpu-benchmark")

@@ -1,0 +1,70 @@
+"""JSON Lines rows written the way IREE's profile tools write them.
+
+IREE prints integers in decimal (u64 unsigned), doubles with a fixed number of decimals (`%.3f`
+unless a field says otherwise), strings with its own escaping (`"` `\\` `\\b\\f\\n\\r\\t`, other bytes
+below 0x20 as `\\u00XX`, everything else passed through) and `null` for absent values. Rows built
+here are plain dicts in IREE's key order; `Fixed` marks a double with other than 3 decimals.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, TextIO
+
+
+class Fixed(float):
+    """A float printed with `digits` decimals (IREE's `%.<digits>f`)."""
+
+    digits: int
+
+    def __new__(cls, value: float, digits: int = 3) -> "Fixed":
+        obj = super().__new__(cls, value)
+        obj.digits = digits
+        return obj
+
+
+class Raw(str):
+    """Text already formatted as JSON (e.g. `%.17g` doubles); written as is."""
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_ESCAPE_TABLE = {i: f"\\u{i:04x}" for i in range(0x20)}
+_ESCAPE_TABLE.update({ord(k): v for k, v in _ESCAPES.items()})
+
+
+def string(value: str) -> str:
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'
+    return '"' + value.translate(_ESCAPE_TABLE) + '"'
+
+
+def value(v: Any) -> str:
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, Raw):
+        return v
+    if isinstance(v, str):
+        return string(v)
+    if isinstance(v, Fixed):
+        return "%.*f" % (v.digits, v)
+    if isinstance(v, float):
+        return "%.3f" % v
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return dumps(v)
+    return str(int(v))
+
+
+def dumps(row: dict[str, Any]) -> str:
+    return "{" + ",".join(f'"{k}":{value(v)}' for k, v in row.items()) + "}"
+
+
+def write_rows(out: TextIO, rows: Iterable[dict[str, Any]]) -> None:
+    write = out.write
+    for row in rows:
+        write(dumps(row))
+        write("\n")

@@ -1,0 +1,385 @@
+"""Reads .ireeprof bundles: one pass over the record chain, typed records on demand.
+
+`Bundle.open(path)` maps the file (no copy), checks the file header, and walks the record chain into
+`records`, a numpy table (`RECORD_TABLE`) holding each record's offset, its 104-byte header fields
+and the index of its content type in `schema.CONTENT_TYPES` (-1 when unknown). A record that breaks
+the chain stops the walk: `records` keeps every record before it and `error` says what broke, so
+`cat` can print what came before and every other command calls `check()` first, as IREE's tools do.
+
+`typed(suffix)` decodes every typed record of one content type, in file order, into one contiguous
+array of that type's dtype (fixed head only; `tail()` gives a variable record's trailing bytes).
+Typed-record errors surface only when a command asks for that content type, which is how IREE's
+commands behave too: each fails on the families it decodes.
+
+Validation rules and messages follow ../shared/reference/ireeprof.md sections 1, 2.1 and 7.
+The record walk and the typed gather have a native fast path (`_scan`, built by setup.py) and a
+pure-Python path with identical checks; `AMDGPU_CLI_PURE_PYTHON=1` forces the latter.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from amdgpu_cli.errors import BundleFormatError, InputFileError
+from amdgpu_cli.profile import schema
+
+try:  # the native fast path; absent when the package was not built
+    from amdgpu_cli.profile import _scan as _native
+except ImportError:  # pragma: no cover - depends on the install
+    _native = None
+
+RECORD_TABLE = np.dtype({
+    "names": ["offset", *schema.RECORD_HEADER.names, "content_index"],
+    "formats": ["<u8", *[schema.RECORD_HEADER.fields[n][0] for n in schema.RECORD_HEADER.names], "<i4"],
+    "offsets": [0, *[8 + schema.RECORD_HEADER.fields[n][1] for n in schema.RECORD_HEADER.names], 112],
+    "itemsize": 120,
+})
+
+# Scan error codes (shared with _scan_build.SOURCE) and the messages IREE gives them.
+_SCAN_MESSAGES = {
+    2: "profile record is too small for header",
+    3: "profile record reserved flags must be zero",
+    4: "profile record extends past file end",
+    5: "profile record header length is invalid",
+    6: "profile record data lengths do not match",
+}
+_SCAN_OK, _SCAN_FULL, _TYPED_TRUNCATED, _TYPED_LENGTH = 0, 1, 7, 8
+
+_CONTENT_NAMES = [ct.name.encode() for ct in schema.CONTENT_TYPES]
+_HEADER = struct.Struct("<QQQQQQQIIIII4xQQIHH")
+
+
+def _use_native() -> bool:
+    return _native is not None and os.environ.get("AMDGPU_CLI_PURE_PYTHON", "") in ("", "0")
+
+
+class Typed:
+    """All typed records of one content type, in file order."""
+
+    def __init__(self, bundle: "Bundle", ct: schema.ContentType, rows: np.ndarray,
+                 chunk: np.ndarray, offsets: np.ndarray):
+        self.bundle = bundle
+        self.content_type = ct
+        self.rows = rows          # structured array, dtype ct.dtype (fixed head of each record)
+        self.chunk = chunk        # file record index that holds each row
+        self.offsets = offsets    # file offset of each row
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def tail(self, i: int) -> bytes:
+        """The bytes of row i after its fixed head, up to its record_length."""
+        start = int(self.offsets[i]) + self.content_type.dtype.itemsize
+        end = int(self.offsets[i]) + int(self.rows["record_length"][i])
+        return bytes(self.bundle.data[start:end])
+
+    def strings(self, i: int, *lengths: int) -> list[str]:
+        """Splits row i's tail into consecutive strings of the given byte lengths."""
+        tail = self.tail(i)
+        out, o = [], 0
+        for n in lengths:
+            out.append(tail[o:o + n].decode("utf-8", "replace"))
+            o += n
+        return out
+
+    def check_variable_lengths(self) -> None:
+        """Variable records must end exactly where their length fields say (IREE: DATA_LOSS)."""
+        ct = self.content_type
+        if ct.kind != schema.ContentKind.VARIABLE:
+            return
+        head = ct.dtype.itemsize
+        rl = self.rows["record_length"].astype(np.int64)
+        expected = _variable_tail_lengths(ct, self.rows) + head
+        bad = np.nonzero(rl != expected)[0]
+        if len(bad):
+            raise BundleFormatError(
+                f"profile chunk '{ct.name}' has a record whose length fields do not match its "
+                f"record_length", record_index=int(self.chunk[bad[0]]))
+
+
+def _variable_tail_lengths(ct: schema.ContentType, rows: np.ndarray) -> np.ndarray:
+    s, r = ct.suffix, rows
+    i64 = lambda name: r[name].astype(np.int64)  # noqa: E731
+    if s == "executable-code-objects":
+        return i64("data_length")
+    if s in ("executable-functions", "counter-sets", "device-metric-sources"):
+        return i64("name_length")
+    if s == "counters":
+        return i64("block_name_length") + i64("name_length") + i64("description_length")
+    if s == "counter-samples":
+        return 8 * i64("sample_value_count")
+    if s == "device-metric-descriptors":
+        return i64("name_length") + i64("description_length")
+    if s == "device-metric-samples":
+        return schema.METRIC_VALUE.itemsize * i64("value_count")
+    raise KeyError(s)
+
+
+class Bundle:
+    """An opened .ireeprof file. Use `Bundle.open(path)` or `Bundle.from_bytes(data)`."""
+
+    def __init__(self, data: np.ndarray, path: str = "<memory>", keepalive=None):
+        self.path = path
+        self.data = data                       # uint8 view of the whole file
+        self._keepalive = keepalive
+        self._typed: dict[str, Typed] = {}
+        self.error: BundleFormatError | None = None
+        self.header = self._parse_header()
+        self.first_record_offset = int(self.header["header_length"])
+        file_length = int(self.header["file_length"])
+        self.logical_length = file_length if file_length else len(data)
+        self.records = self._scan()
+
+    # --- opening ----------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "Bundle":
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    return cls(np.zeros(0, np.uint8), path)
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise InputFileError(f"failed to open file '{path}'") from None
+        except IsADirectoryError:
+            raise InputFileError(f"'{path}' is a directory", status="INVALID_ARGUMENT") from None
+        except OSError as e:
+            raise InputFileError(f"failed to read '{path}': {e.strerror or e}",
+                                 status="UNAVAILABLE") from None
+        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Bundle":
+        return cls(np.frombuffer(bytes(data), dtype=np.uint8))
+
+    def _parse_header(self) -> np.void:
+        data = self.data
+        if len(data) < schema.FILE_HEADER.itemsize:
+            raise BundleFormatError("profile file is too small for header")
+        h = data[:schema.FILE_HEADER.itemsize].view(schema.FILE_HEADER)[0]
+        if int(h["magic"]) != schema.MAGIC:
+            raise BundleFormatError("invalid IREE HAL profile file magic", status="INVALID_ARGUMENT")
+        if int(h["version_major"]) != schema.VERSION_MAJOR:
+            raise BundleFormatError(
+                f"unsupported IREE HAL profile file version {int(h['version_major'])}."
+                f"{int(h['version_minor'])}", status="INVALID_ARGUMENT")
+        if int(h["header_length"]) < schema.FILE_HEADER.itemsize:
+            raise BundleFormatError("profile file header length is too small")
+        if int(h["header_length"]) > len(data):
+            raise BundleFormatError("profile file header extends past file end")
+        if int(h["flags"]) != 0:
+            raise BundleFormatError("profile file reserved flags must be zero")
+        if int(h["file_length"]) != 0 and int(h["file_length"]) < int(h["header_length"]):
+            raise BundleFormatError("profile file length is before the first record")
+        if int(h["file_length"]) > len(data):
+            raise BundleFormatError("profile file length extends past file contents")
+        return h
+
+    # --- the record chain -------------------------------------------------------------------------
+
+    def _scan(self) -> np.ndarray:
+        start, end = self.first_record_offset, self.logical_length
+        if _use_native():
+            table, code, offset = _scan_native(self.data, start, end)
+        else:
+            table, code, offset = _scan_python(self.data, start, end)
+        if code != _SCAN_OK:
+            self.error = BundleFormatError(
+                f"{_SCAN_MESSAGES[code]} (record {len(table)} at offset {offset})",
+                record_index=len(table))
+        return table
+
+    def check(self) -> None:
+        """Raises the record-chain error, if the walk stopped on one."""
+        if self.error is not None:
+            raise self.error
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def _string(self, i: int, skip: int, length: int) -> str:
+        r = self.records[i]
+        start = int(r["offset"]) + int(r["header_length"]) + skip
+        return bytes(self.data[start:start + length]).decode("utf-8", "replace")
+
+    def content_type(self, i: int) -> str:
+        r = self.records[i]
+        return self._string(i, 0, int(r["content_type_length"]))
+
+    def name(self, i: int) -> str:
+        r = self.records[i]
+        return self._string(i, int(r["content_type_length"]), int(r["name_length"]))
+
+    def payload_offsets(self) -> np.ndarray:
+        r = self.records
+        return (r["offset"] + r["header_length"] + r["content_type_length"] + r["name_length"]).astype(np.uint64)
+
+    def payload(self, i: int) -> np.ndarray:
+        r = self.records[i]
+        start = int(r["offset"]) + int(r["header_length"]) + int(r["content_type_length"]) + int(r["name_length"])
+        return self.data[start:start + int(r["payload_length"])]
+
+    def chunk_indices(self, suffix: str) -> np.ndarray:
+        """Indices of the CHUNK records of one content type, in file order."""
+        index = schema.CONTENT_TYPES.index(schema.BY_SUFFIX[suffix])
+        r = self.records
+        return np.nonzero((r["content_index"] == index) & (r["record_type"] == schema.RecordType.CHUNK))[0]
+
+    # --- typed records ----------------------------------------------------------------------------
+
+    def typed(self, suffix: str, *, strict: bool = False) -> Typed:
+        """Every typed record of one content type; `strict` also checks variable-record lengths."""
+        typed = self._typed.get(suffix)
+        if typed is None:
+            typed = self._typed[suffix] = self._decode(schema.BY_SUFFIX[suffix])
+        if strict:
+            typed.check_variable_lengths()
+        return typed
+
+    def _decode(self, ct: schema.ContentType) -> Typed:
+        chunks = self.chunk_indices(ct.suffix)
+        r = self.records[chunks]
+        offsets = (r["offset"] + r["header_length"] + r["content_type_length"] + r["name_length"]).astype(np.uint64)
+        lengths = r["payload_length"].astype(np.uint64)
+        if ct.kind == schema.ContentKind.TRACE:
+            return self._decode_traces(ct, chunks, offsets, lengths)
+        size = ct.dtype.itemsize
+        if _use_native():
+            code, rows, chunk, row_offsets, bad = _gather_native(self.data, offsets, lengths, size)
+        else:
+            code, rows, chunk, row_offsets, bad = _gather_python(self.data, offsets, lengths, size)
+        if code != _SCAN_OK:
+            bad_chunk, bad_offset = bad
+            rec = int(chunks[bad_chunk])
+            if code == _TYPED_TRUNCATED:
+                msg = f"profile chunk '{ct.name}' has a truncated typed record"
+            else:
+                length = int(self.data[int(offsets[bad_chunk]) + bad_offset:][:4].view("<u4")[0])
+                msg = f"profile chunk '{ct.name}' has invalid typed record length {length}"
+            raise BundleFormatError(f"{msg} (record {rec})", record_index=rec)
+        return Typed(self, ct, rows.view(ct.dtype).reshape(-1), chunks[chunk], row_offsets)
+
+    def _decode_traces(self, ct, chunks, offsets, lengths) -> Typed:
+        size = ct.dtype.itemsize
+        rows = np.zeros(len(chunks), ct.dtype)
+        for k, (o, n) in enumerate(zip(offsets.tolist(), lengths.tolist())):
+            rec = int(chunks[k])
+            if n < size:
+                raise BundleFormatError(f"profile chunk '{ct.name}' has a truncated typed record "
+                                        f"(record {rec})", record_index=rec)
+            head = self.data[o:o + size].view(ct.dtype)[0]
+            if int(head["record_length"]) != size:
+                raise BundleFormatError("profile executable trace chunk record length must exclude "
+                                        f"raw trace bytes (record {rec})", record_index=rec)
+            if int(head["data_length"]) != n - size:
+                raise BundleFormatError("profile executable trace chunk data length is inconsistent "
+                                        f"with payload length (record {rec})", record_index=rec)
+            rows[k] = head
+        return Typed(self, ct, rows, chunks.astype(np.int64), offsets)
+
+
+# --- scan implementations ---------------------------------------------------------------------
+
+def _scan_native(data: np.ndarray, start: int, end: int):
+    ffi, lib = _native.ffi, _native.lib
+    names = b"".join(_CONTENT_NAMES)
+    lengths = ffi.new("uint32_t[]", [len(n) for n in _CONTENT_NAMES])
+    src = ffi.from_buffer("uint8_t[]", data)
+    parts = []
+    offset = start
+    capacity = max(16, min(1 << 20, (end - start) // 104 + 1))
+    count, next_offset = ffi.new("uint64_t*"), ffi.new("uint64_t*")
+    while True:
+        block = np.empty(capacity, RECORD_TABLE)
+        code = lib.scan_records(src, end, offset, names, lengths, len(_CONTENT_NAMES),
+                                ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity,
+                                count, next_offset)
+        parts.append(block[:count[0]])
+        offset = next_offset[0]
+        if code != _SCAN_FULL:
+            break
+    table = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return table, code, offset
+
+
+def _scan_python(data: np.ndarray, start: int, end: int):
+    buf = memoryview(data)
+    content_index = {n: i for i, n in enumerate(_CONTENT_NAMES)}
+    rows = []
+    offset, code = start, _SCAN_OK
+    unpack = _HEADER.unpack_from
+    while offset < end:
+        remaining = end - offset
+        if remaining < 104:
+            code = 2
+            break
+        h = unpack(buf, offset)
+        (record_length, payload_length, _, _, _, _, _, header_length, ct_len, name_len,
+         _, _, _, _, _, _, flags) = h
+        if flags != 0:
+            code = 3
+            break
+        if record_length > remaining:
+            code = 4
+            break
+        if header_length < 104 or header_length > record_length:
+            code = 5
+            break
+        if ct_len + name_len + payload_length != record_length - header_length:
+            code = 6
+            break
+        ct = bytes(buf[offset + header_length:offset + header_length + ct_len])
+        rows.append((offset, *h, content_index.get(ct, -1)))
+        offset += record_length
+    table = np.array(rows, dtype=RECORD_TABLE) if rows else np.zeros(0, RECORD_TABLE)
+    return table, code, offset
+
+
+def _gather_native(data, offsets, lengths, size):
+    ffi, lib = _native.ffi, _native.lib
+    capacity = int(lengths.sum()) // size if len(lengths) else 0
+    out = np.empty(capacity * size, np.uint8)
+    chunk = np.empty(capacity, np.int64)
+    row_offsets = np.empty(capacity, np.uint64)
+    count, bad_chunk, bad_offset = ffi.new("uint64_t*"), ffi.new("uint64_t*"), ffi.new("uint64_t*")
+    offsets = np.ascontiguousarray(offsets, np.uint64)
+    lengths = np.ascontiguousarray(lengths, np.uint64)
+    code = lib.gather_typed(
+        ffi.from_buffer("uint8_t[]", data), ffi.cast("uint64_t*", ffi.from_buffer(offsets)),
+        ffi.cast("uint64_t*", ffi.from_buffer(lengths)), len(offsets), size,
+        ffi.cast("uint8_t*", ffi.from_buffer(out)), capacity,
+        ffi.cast("int64_t*", ffi.from_buffer(chunk)),
+        ffi.cast("uint64_t*", ffi.from_buffer(row_offsets)), count, bad_chunk, bad_offset)
+    n = count[0]
+    return code, out[:n * size], chunk[:n], row_offsets[:n], (bad_chunk[0], bad_offset[0])
+
+
+def _gather_python(data, offsets, lengths, size):
+    buf = memoryview(data)
+    pieces, chunk, row_offsets = [], [], []
+    for c, (base, length) in enumerate(zip(offsets.tolist(), lengths.tolist())):
+        o = 0
+        while o < length:
+            remaining = length - o
+            if remaining < size:
+                return _TYPED_TRUNCATED, None, None, None, (c, o)
+            record_length = struct.unpack_from("<I", buf, base + o)[0]
+            if record_length < size or record_length > remaining:
+                return _TYPED_LENGTH, None, None, None, (c, o)
+            pieces.append(buf[base + o:base + o + size])
+            chunk.append(c)
+            row_offsets.append(base + o)
+            o += record_length
+    rows = np.frombuffer(b"".join(pieces), np.uint8)
+    return (_SCAN_OK, rows, np.array(chunk, np.int64), np.array(row_offsets, np.uint64), None)
+
+
+def open_bundle(path: str | os.PathLike) -> Bundle:
+    return Bundle.open(Path(path))

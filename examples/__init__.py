@@ -1,0 +1,1 @@
+"""Example MLIR models and helpers to compile them with iree-compile."""

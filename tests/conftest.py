@@ -1,0 +1,50 @@
+"""Shared pytest fixtures.
+
+iree_bundles:  session-scoped {key: Path} of real .ireeprof bundles built with
+               the installed IREE tools (see tests/iree_bundles.py). Set
+               IREE_BUNDLE_CACHE=DIR to build into / reuse a persistent DIR.
+iree_profile:  callable(args) -> CompletedProcess running the real iree-profile.
+jsonl_rows:    helper, parse JSON-lines text into a list of dicts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_TESTS_DIR = Path(__file__).resolve().parent
+if str(_TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(_TESTS_DIR))
+
+from iree_bundles import build_bundles, jsonl_rows, tools_available  # noqa: E402,F401
+
+
+@pytest.fixture(scope="session")
+def iree_bundles(tmp_path_factory) -> dict[str, Path]:
+    if not tools_available():
+        pytest.skip("IREE tools (iree-compile, iree-run-module, iree-benchmark-module) not on PATH")
+    cache = os.environ.get("IREE_BUNDLE_CACHE")
+    out_dir = Path(cache) if cache else tmp_path_factory.mktemp("bundles")
+    return build_bundles(out_dir)
+
+
+@pytest.fixture(scope="session")
+def iree_profile():
+    binary = os.environ.get("IREE_PROFILE") or shutil.which("iree-profile")
+    if not binary:
+        pytest.skip("iree-profile not on PATH")
+
+    def run(args: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [binary, *[str(a) for a in args]],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    return run
