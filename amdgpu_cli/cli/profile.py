@@ -26,7 +26,7 @@ _id_option = click.option("--id", "id_", type=int, default=-1,
 _dispatch_events_option = click.option(
     "--dispatch_events", "--dispatch-events", "dispatch_events", is_flag=True,
     help="Emit one row per dispatch event (jsonl only).")
-_file_argument = click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+_file_argument = click.argument("file")
 
 
 @click.group("profile", context_settings={"help_option_names": ["-h", "--help"]})
