@@ -87,8 +87,19 @@ def atomic_output(path: str | None, *, binary: bool = False) -> Iterator[TextIO]
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8",
                        newline=None if binary else "\n") as f:
             yield f
+        os.chmod(tmp, _new_file_mode(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _new_file_mode(path: str) -> int:
+    """The mode a plainly created file would get (or the existing file's mode)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
