@@ -1,0 +1,873 @@
+"""Shared machinery of the four projection reports: `dispatch`, `executable`, `command`, `queue`.
+
+`Projection.build(bundle, mode, options)` does what iree-profile's projection pass does: it builds
+the metadata model, then joins every event against it and aggregates, in whole numpy columns:
+
+- device dispatch events (`dispatch-events` chunks; device, queue and stream come from the chunk
+  header) and host dispatch spans (`host-execution-events` records of type `dispatch`) are matched
+  by `--id` (the id the mode names: event, executable, command buffer or submission), resolved to
+  a function key, and matched by `--filter` against that key;
+- matched device events are grouped per function (device, executable, function), per command
+  buffer execution (command buffer, submission, device, queue, stream; direct dispatches skipped)
+  and per queue submission (device, queue, stream, submission); host spans per function and per
+  command buffer execution;
+- in `queue` mode the queue-events, queue-device-events and host-execution-events records whose
+  submission matches `--id` and whose type name matches `--filter` are kept as they are.
+
+Groups are numbered in order of their first matched event in the file, as IREE's aggregate tables
+are. Every id-matched event must name a known queue (and, in `command` mode, a known command
+buffer) and a known function, else the report fails with DATA_LOSS naming the first such event in
+file order.
+
+Numbers follow IREE exactly: durations are valid when `start != 0 && end != 0 && end >= start`
+(device ticks) or `start >= 0 && end >= start` (host ns); totals are exact integers (IREE fails
+with OUT_OF_RANGE where they overflow); means and standard deviations are IREE's running (Welford)
+values with its own Newton square root. Large groups use a two-pass mean and variance, and fall back
+to the running computation wherever the printed `%.3f` value could differ.
+
+Sources: IREE runtime/src/iree/tooling/profile/{dispatch.c,projection.c,queue_query.c};
+../shared/reference/ireeprof.md sections 4.5-4.8.
+"""
+
+from __future__ import annotations
+
+import gc
+import json as json_module
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from amdgpu_cli.errors import AmdgpuCliError, MissingMetadataError
+from amdgpu_cli.profile import schema
+from amdgpu_cli.profile.clock import INT64_MAX, ClockFit
+from amdgpu_cli.profile.jsonl import Prerendered, string
+from amdgpu_cli.profile.model import Model
+from amdgpu_cli.profile.options import ReportOptions
+from amdgpu_cli.profile.reader import Bundle
+
+DISPATCH, EXECUTABLE, COMMAND, QUEUE = "dispatch", "executable", "command", "queue"
+MODES = (DISPATCH, EXECUTABLE, COMMAND, QUEUE)
+
+U64_MAX = schema.U64_MAX
+HOST_DISPATCH_TYPE = 2  # queue/host-execution event type `dispatch`
+HOST_TIMING = {"timing_source": "host_execution_event", "time_domain": "iree_host_time_ns",
+               "duration_time_domain": "iree_host_duration_ns"}
+
+# The event field `--id` selects on, per mode.
+_ID_FIELD = {DISPATCH: "event_id", EXECUTABLE: "executable_id", COMMAND: "command_buffer_id",
+             QUEUE: "submission_id"}
+
+
+# --- numeric helpers ------------------------------------------------------------------------------
+
+def iree_sqrt(values) -> np.ndarray:
+    """IREE's square root: 32 Newton steps from max(value, 1); 0 for value <= 0.
+
+    IREE's tools avoid libm; for very large values 32 steps do not converge, and the printed
+    standard deviation is whatever the iteration reached, so this repeats it step for step.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    estimate = np.where(v >= 1.0, v, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(32):
+            estimate = 0.5 * (estimate + v / estimate)
+    return np.where(v > 0.0, estimate, 0.0)
+
+
+def welford(values: list[float]) -> tuple[float, float]:
+    """IREE's running mean and sum of squared deviations over `values`, in order."""
+    mean = m2 = 0.0
+    n = 0
+    for x in values:
+        n += 1
+        delta = x - mean
+        mean += delta / n
+        m2 += delta * (x - mean)
+    return mean, m2
+
+
+def _printed_stable(value: float, rel: float) -> bool:
+    """True when `%.3f` prints every value within `rel` (relative) of `value` the same."""
+    return "%.3f" % (value * (1.0 - rel)) == "%.3f" % (value * (1.0 + rel))
+
+
+def group_ids(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Groups rows by the tuple of `columns`.
+
+    Returns (group id of each row, index of each group's first row); groups are numbered in
+    order of their first row.
+    """
+    n = len(columns[0])
+    if n == 0:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp)
+    varying = [c for c in columns if not (c[0] == c[-1] and (c == c[0]).all())]
+    if not varying:
+        return np.zeros(n, np.intp), np.zeros(1, np.intp)
+    if len(varying) == 1:
+        code = varying[0]
+    else:
+        code = np.zeros(n, np.int64)
+        for column in varying:
+            _, inverse = np.unique(column, return_inverse=True)
+            code = code * (int(inverse.max()) + 1) + inverse.reshape(-1)
+            _, code = np.unique(code, return_inverse=True)
+            code = code.reshape(-1)
+    change = code[1:] != code[:-1]
+    if (code[1:] >= code[:-1]).all():  # already in first-seen order: no sort needed
+        first = np.concatenate(([0], np.flatnonzero(change) + 1))
+        gid = np.concatenate(([0], np.cumsum(change))).astype(np.intp)
+        return gid, first
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.intp)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order]
+
+
+class Columns:
+    """Named columns of a subset of typed records, gathered on first use.
+
+    Copying whole records (up to 152 bytes each) is the slow part on large bundles; reports
+    read a dozen fields at most.
+    """
+
+    def __init__(self, rows: np.ndarray, index: np.ndarray):
+        self._rows = rows
+        self.index = index
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        column = self._cache.get(name)
+        if column is None:
+            column = self._cache[name] = self._rows[name][self.index]
+        return column
+
+    def subset(self, selection: np.ndarray) -> "Columns":
+        return Columns(self._rows, self.index[selection])
+
+
+class Segments:
+    """Per-group reductions over a subset of rows, keeping file order inside each group."""
+
+    def __init__(self, gid: np.ndarray, ngroups: int):
+        self.ngroups = ngroups
+        if len(gid) < 2 or (gid[1:] >= gid[:-1]).all():
+            self.order = None
+            g = gid
+        else:
+            self.order = np.argsort(gid, kind="stable")
+            g = gid[self.order]
+        if len(g):
+            self.starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        else:
+            self.starts = np.zeros(0, np.intp)
+        self.present = g[self.starts]
+        self.ends = np.append(self.starts[1:], len(g))
+
+    def sorted(self, values: np.ndarray) -> np.ndarray:
+        return values if self.order is None else values[self.order]
+
+    def reduce(self, ufunc, values: np.ndarray, fill) -> np.ndarray:
+        out = np.full(self.ngroups, fill, dtype=values.dtype)
+        if len(self.starts):
+            out[self.present] = ufunc.reduceat(self.sorted(values), self.starts)
+        return out
+
+    def total(self, values: np.ndarray, limit: int) -> np.ndarray | None:
+        """Exact per-group sums of non-negative integers; None when one exceeds `limit`."""
+        out = self.reduce(np.add, values, 0)
+        if not len(self.starts):
+            return out
+        approx = self.reduce(np.add, values.astype(np.float64), 0.0)
+        suspicious = np.flatnonzero(approx >= 2.0 ** 62)
+        if len(suspicious):
+            data = self.sorted(values)
+            where = {int(g): k for k, g in enumerate(self.present.tolist())}
+            for g in suspicious.tolist():
+                k = where[g]
+                exact = sum(data[self.starts[k]:self.ends[k]].tolist())
+                if exact > limit:
+                    return None
+                out[g] = exact
+        return out
+
+
+# --- fast per-event rows --------------------------------------------------------------------------
+
+class RowLayout:
+    """The keys of one per-event row type and the line format they print with.
+
+    `fields` are (key, kind): `int` (Python int), `bool`, `str` (any text; escaped), `list` (of
+    ints), or `=text` for a constant string. Column values are converted to JSON text once per
+    column, so a row is a tuple and writing it is one `%` format.
+    """
+
+    def __init__(self, row_type: str, fields: list[tuple[str, str]]):
+        self.row_type = row_type
+        self.keys = ("type",) + tuple(k for k, _ in fields)
+        self.kinds = {}
+        self.position = {}
+        self.constants = {"type": row_type}
+        parts = [f'{{"type":{string(row_type)}']
+        for key, kind in fields:
+            if kind.startswith("="):
+                self.constants[key] = kind[1:]
+                parts.append(f',"{key}":{string(kind[1:])}')
+            else:
+                self.position[key] = len(self.position)
+                self.kinds[key] = kind
+                parts.append(f',"{key}":%s')
+        self.format = "".join(parts) + "}"
+        # key -> (position, decoder) for reading rows back; position -1: the decoder slot holds
+        # the constant value.
+        decoders = {"int": None, "bool": _decode_bool, "str": _decode_str, "list": _decode_list}
+        self.getters = {key: (-1, value) for key, value in self.constants.items()}
+        self.getters.update({key: (i, decoders[self.kinds[key]])
+                             for key, i in self.position.items()})
+
+    def rows(self, **columns) -> list["EventRow"]:
+        """Rows from whole columns (lists or numpy arrays), one per element."""
+        ordered = []
+        for key in self.position:
+            column, kind = columns[key], self.kinds[key]
+            if kind == "bool":
+                column = np.where(np.asarray(column, bool), "true", "false").tolist()
+            elif kind == "list":
+                column = ["[%d,%d,%d]" % tuple(v) for v in np.asarray(column).tolist()]
+            elif kind == "str":
+                escaped = {v: string(v) for v in set(column)}
+                column = [escaped[v] for v in column]
+            elif isinstance(column, np.ndarray):
+                column = column.tolist()
+            ordered.append(column)
+        # Hundreds of thousands of small tracked objects: collector passes while building them
+        # cost more than building them.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return [EventRow(self, values) for values in zip(*ordered)]
+        finally:
+            if enabled:
+                gc.enable()
+
+
+def _decode_bool(v: str) -> bool:
+    return v == "true"
+
+
+def _decode_str(v: str) -> str:
+    return v[1:-1] if "\\" not in v else json_module.loads(v)
+
+
+def _decode_list(v: str) -> list[int]:
+    return [int(x) for x in v[1:-1].split(",")]
+
+
+class EventRow(Prerendered, Mapping):
+    """One per-event row held as a tuple of JSON texts; reads like a dict."""
+
+    __slots__ = ("_layout", "_values")
+
+    def __init__(self, layout: RowLayout, values: tuple):
+        self._layout = layout
+        self._values = values
+
+    def json(self) -> str:
+        return self._layout.format % self._values
+
+    def __getitem__(self, key: str):
+        i, decode = self._layout.getters[key]
+        if i < 0:
+            return decode
+        v = self._values[i]
+        return v if decode is None else decode(v)
+
+    def __iter__(self):
+        return iter(self._layout.keys)
+
+    def __len__(self) -> int:
+        return len(self._layout.keys)
+
+
+_HOST_TIMING_FIELDS = [(k, "=" + v) for k, v in HOST_TIMING.items()]
+
+DISPATCH_EVENT_ROW = RowLayout("dispatch_event", [
+    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
+    ("event_id", "int"), ("submission_id", "int"), ("command_buffer_id", "int"),
+    ("command_index", "int"), ("executable_id", "int"), ("function_ordinal", "int"),
+    ("key", "str"), ("flags", "int"), ("workgroup_count", "list"), ("workgroup_size", "list"),
+    ("start_tick", "int"), ("end_tick", "int"), ("duration_ticks", "int"), ("valid", "bool"),
+    ("clock_fit_available", "bool"), ("device_tick_domain", "=device_tick"),
+    ("duration_time_domain", "=device_tick_duration_ns"), ("duration_ns", "int"),
+])
+
+HOST_DISPATCH_EVENT_ROW = RowLayout("host_dispatch_event", _HOST_TIMING_FIELDS + [
+    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
+    ("event_id", "int"), ("submission_id", "int"), ("command_buffer_id", "int"),
+    ("command_index", "int"), ("executable_id", "int"), ("function_ordinal", "int"),
+    ("key", "str"), ("flags", "int"), ("status_code", "int"), ("workgroup_count", "list"),
+    ("workgroup_size", "list"), ("start_host_time_ns", "int"), ("end_host_time_ns", "int"),
+    ("duration_ns", "int"), ("valid", "bool"), ("tile_count", "int"),
+    ("tile_duration_sum_ns", "int"),
+])
+
+
+# --- per-device clock fits ------------------------------------------------------------------------
+
+class Clocks:
+    """Clock fits per device, computed once."""
+
+    def __init__(self, model: Model):
+        self._model = model
+        self._fits: dict[int, ClockFit | None] = {}
+
+    def fit(self, pdo: int) -> ClockFit | None:
+        if pdo not in self._fits:
+            self._fits[pdo] = self._model.clock_fit(pdo)
+        return self._fits[pdo]
+
+    def ns_per_tick(self, pdo: int) -> float:
+        fit = self.fit(pdo)
+        return fit.ns_per_tick if fit is not None else 0.0
+
+    def ns_column(self, pdo: np.ndarray, ticks: np.ndarray, valid: np.ndarray):
+        """Per event: (fitted duration ns, 0 where invalid/unfitted/overflowing; fit available)."""
+        ns = np.zeros(len(ticks), np.int64)
+        available = np.zeros(len(ticks), bool)
+        if not len(ticks):
+            return ns, available
+        devices = np.unique(pdo)
+        for device in devices.tolist():
+            fit = self.fit(device)
+            if fit is None:
+                continue
+            on_device = pdo == device if len(devices) > 1 else np.ones(len(ticks), bool)
+            available |= on_device
+            pick = np.flatnonzero(on_device & valid)
+            d = ticks[pick]
+            if not len(d):
+                continue
+            half = fit.tick_span // 2
+            if int(d.max()) * fit.time_span_ns + half < 1 << 64:
+                q = (d * np.uint64(fit.time_span_ns) + np.uint64(half)) // np.uint64(fit.tick_span)
+                ns[pick] = np.where(q <= np.uint64(INT64_MAX), q, 0).astype(np.int64)
+            else:
+                ns[pick] = [fit.ticks_to_ns(int(x)) or 0 for x in d.tolist()]
+        return ns, available
+
+
+# --- matched events -------------------------------------------------------------------------------
+
+@dataclass
+class Events:
+    """The matched events of one timing domain (device dispatches or host dispatch spans)."""
+
+    rows: Columns                   # fields of the matched dispatch-event / host-execution rows
+    chunk: np.ndarray               # file record index of each row
+    pdo: np.ndarray
+    queue: np.ndarray
+    stream: np.ndarray
+    keys: list[str]                 # function key per key group
+    key_index: np.ndarray           # key group of each row
+    valid: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    duration: np.ndarray = field(init=False)  # valid durations, 0 where invalid
+
+    def __post_init__(self) -> None:
+        self.duration = np.where(self.valid, self.end - self.start, 0).astype(self.start.dtype)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass
+class Counts:
+    total: int = 0
+    matched: int = 0
+    valid: int = 0
+    invalid: int = 0
+
+
+@dataclass
+class Table:
+    """Per-group columns (numpy arrays or lists), one entry per group in first-seen order."""
+
+    columns: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def __getitem__(self, name):
+        return self.columns[name]
+
+
+@dataclass
+class QueueQuery:
+    """Queue-mode event lists: records kept as they are, in file order."""
+
+    queue_events: Columns
+    device_events: Columns
+    host_execution_events: Columns
+    truncated_chunks: int = 0
+    dropped_records: int = 0
+
+
+class _Failures:
+    """Collects DATA_LOSS candidates and raises the one IREE meets first in file order."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[tuple[int, int, int], Exception]] = []
+
+    def add(self, order: tuple[int, int, int], error: Exception) -> None:
+        self.items.append((order, error))
+
+    def raise_first(self) -> None:
+        if self.items:
+            raise min(self.items, key=lambda item: item[0])[1]
+
+
+# --- the projection -------------------------------------------------------------------------------
+
+class Projection:
+    """Everything the four projection reports print, computed once per invocation."""
+
+    def __init__(self, bundle: Bundle, model: Model, mode: str, options: ReportOptions):
+        self.bundle = bundle
+        self.model = model
+        self.mode = mode
+        self.options = options
+        self.clocks = Clocks(model)
+        self.device_counts = Counts()
+        self.host_counts = Counts()
+        self.device: Events | None = None
+        self.host: Events | None = None
+        self.queue_query: QueueQuery | None = None
+        self.dispatch_groups = Table()
+        self.command_groups = Table()
+        self.submission_groups = Table()
+        self.host_groups = Table()
+        self.host_command_groups = Table()
+
+    @classmethod
+    def build(cls, bundle: Bundle, mode: str, options: ReportOptions) -> "Projection":
+        if mode not in MODES:
+            raise ValueError(mode)
+        bundle.check()
+        model = Model.build(bundle)
+        self = cls(bundle, model, mode, options)
+        failures = _Failures()
+        if mode == QUEUE:
+            self.queue_query = self._queue_query(failures)
+        self.device = self._device_events(failures)
+        self.host = self._host_events(failures)
+        failures.raise_first()
+        if not options.dispatch_events:
+            self._aggregate_device()
+            self._aggregate_host()
+        return self
+
+    # --- id / metadata / key matching -------------------------------------------------------------
+
+    def _id_mask(self, rows: Columns) -> np.ndarray | None:
+        if self.options.id < 0:
+            return None
+        return _equals(rows[_ID_FIELD[self.mode]], self.options.id)
+
+    def _match(self, what: str, rows: Columns, chunk, pdo, queue, stream,
+               failures: _Failures) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """Validates id-matched rows and resolves their keys.
+
+        Returns (indices of rows matching id and filter, keys, key group of each such row).
+        """
+        model = self.model
+        n = len(rows)
+        fail_order = None
+        fail_error = None
+
+        def note(row: int, error: Exception) -> None:
+            nonlocal fail_order, fail_error
+            order = (int(chunk[row]), 1, int(rows.index[row]))
+            if fail_order is None or order < fail_order:
+                fail_order, fail_error = order, error
+
+        # Queue metadata for every (device, queue, stream).
+        _, first = group_ids(pdo, queue, stream)
+        for row in first.tolist():
+            key = (int(pdo[row]), int(queue[row]), int(stream[row]))
+            if key not in model.queues:
+                sub = int(rows["submission_id"][row])
+                note(row, MissingMetadataError(
+                    f"{what} references missing queue metadata device={key[0]} queue={key[1]} "
+                    f"stream={key[2]} submission={sub}"))
+        # Command-buffer metadata (command mode only).
+        if self.mode == COMMAND and n:
+            cbs = rows["command_buffer_id"]
+            known = np.array(sorted(model.command_buffers), dtype=np.uint64)
+            missing = np.flatnonzero((cbs != 0) & ~np.isin(cbs, known))
+            if len(missing):
+                row0 = int(missing[0])
+                note(row0, MissingMetadataError(
+                    f"{what} references missing command-buffer metadata command_buffer="
+                    f"{int(cbs[row0])} submission={int(rows['submission_id'][row0])}"))
+        # Function keys per (device, executable, function).
+        kid, kfirst = group_ids(pdo, rows["executable_id"], rows["function_ordinal"])
+        keys: list[str] = []
+        for row in kfirst.tolist():
+            try:
+                keys.append(model.dispatch_key(int(pdo[row]), int(rows["executable_id"][row]),
+                                               int(rows["function_ordinal"][row])))
+            except MissingMetadataError as e:
+                keys.append("")
+                note(row, e)
+        if fail_error is not None:
+            failures.add(fail_order, fail_error)
+            return np.zeros(0, np.intp), [], np.zeros(0, np.intp)
+        key_ok = np.array([self.options.matches(k) for k in keys], dtype=bool)
+        matched = np.flatnonzero(key_ok[kid]) if len(keys) else np.zeros(0, np.intp)
+        # Renumber the key groups over the matched rows only.
+        used, remap = np.unique(kid[matched], return_inverse=True)
+        return matched, [keys[k] for k in used.tolist()], remap.reshape(-1)
+
+    def _device_events(self, failures: _Failures) -> Events:
+        typed = self.bundle.typed("dispatch-events")
+        rows = Columns(typed.rows, np.arange(len(typed.rows)))
+        chunk = typed.chunk
+        if len(rows):
+            chunks, inverse = np.unique(chunk, return_inverse=True)
+            headers = self.bundle.records[chunks]
+            pdo = headers["physical_device_ordinal"][inverse]
+            queue = headers["queue_ordinal"][inverse]
+            stream = headers["stream_id"][inverse]
+        else:
+            pdo = queue = np.zeros(0, np.uint32)
+            stream = np.zeros(0, np.uint64)
+        self.device_counts.total = len(rows)
+        id_mask = self._id_mask(rows)
+        if id_mask is not None:
+            sel = np.flatnonzero(id_mask)
+            rows, chunk = rows.subset(sel), chunk[sel]
+            pdo, queue, stream = pdo[sel], queue[sel], stream[sel]
+        matched, keys, key_index = self._match("dispatch event", rows, chunk, pdo, queue,
+                                               stream, failures)
+        rows = rows.subset(matched)
+        start, end = rows["start_tick"], rows["end_tick"]
+        valid = (start != 0) & (end != 0) & (end >= start)
+        events = Events(rows, chunk[matched], pdo[matched], queue[matched], stream[matched],
+                        keys, key_index, valid, start, end)
+        self._count(self.device_counts, valid)
+        return events
+
+    def _host_events(self, failures: _Failures) -> Events:
+        typed = self.bundle.typed("host-execution-events")
+        rows = Columns(typed.rows, np.flatnonzero(typed.rows["type"] == HOST_DISPATCH_TYPE))
+        chunk = typed.chunk[rows.index]
+        self.host_counts.total = len(rows)
+        id_mask = self._id_mask(rows)
+        if id_mask is not None:
+            sel = np.flatnonzero(id_mask)
+            rows, chunk = rows.subset(sel), chunk[sel]
+        matched, keys, key_index = self._match(
+            "host dispatch event", rows, chunk, rows["physical_device_ordinal"],
+            rows["queue_ordinal"], rows["stream_id"], failures)
+        rows = rows.subset(matched)
+        start, end = rows["start_host_time_ns"], rows["end_host_time_ns"]
+        valid = (start >= 0) & (end >= start)
+        events = Events(rows, chunk[matched], rows["physical_device_ordinal"],
+                        rows["queue_ordinal"], rows["stream_id"], keys, key_index, valid,
+                        start, end)
+        self._count(self.host_counts, valid)
+        return events
+
+    @staticmethod
+    def _count(counts: Counts, valid: np.ndarray) -> None:
+        counts.matched = len(valid)
+        counts.valid = int(np.count_nonzero(valid))
+        counts.invalid = counts.matched - counts.valid
+
+    # --- queue mode -------------------------------------------------------------------------------
+
+    def _queue_query(self, failures: _Failures) -> QueueQuery:
+        bundle, model = self.bundle, self.model
+        truncated = dropped = 0
+        kept = {}
+        for suffix, what in (("queue-events", "queue event"),
+                             ("queue-device-events", "queue device event"),
+                             ("host-execution-events", "host execution event")):
+            headers = bundle.records[bundle.chunk_indices(suffix)]
+            flagged = (headers["chunk_flags"] & np.uint64(schema.CHUNK_FLAG_TRUNCATED)) != 0
+            truncated += int(flagged.sum())
+            dropped += int(headers["dropped_record_count"][flagged].sum(dtype=np.uint64))
+            typed = bundle.typed(suffix)
+            rows = typed.rows
+            mask = np.ones(len(rows), bool)
+            if self.options.id >= 0:
+                mask &= _equals(rows["submission_id"], self.options.id)
+            if self.options.filter not in ("", "*") and len(rows):
+                types, inverse = np.unique(rows["type"], return_inverse=True)
+                ok = np.array([self.options.matches(schema.QUEUE_EVENT_TYPE_NAMES.get(int(t),
+                                                                                     "unknown"))
+                               for t in types.tolist()], dtype=bool)
+                mask &= ok[inverse.reshape(-1)]
+            matched = Columns(rows, np.flatnonzero(mask))
+            _, first = group_ids(matched["physical_device_ordinal"], matched["queue_ordinal"],
+                                 matched["stream_id"])
+            for row in first.tolist():
+                key = (int(matched["physical_device_ordinal"][row]),
+                       int(matched["queue_ordinal"][row]), int(matched["stream_id"][row]))
+                if key not in model.queues:
+                    position = int(matched.index[row])
+                    failures.add((int(typed.chunk[position]), 0, position), MissingMetadataError(
+                        f"{what} references missing queue metadata device={key[0]} "
+                        f"queue={key[1]} stream={key[2]} "
+                        f"submission={int(matched['submission_id'][row])}"))
+            kept[suffix] = matched
+        return QueueQuery(kept["queue-events"], kept["queue-device-events"],
+                          kept["host-execution-events"], truncated, dropped)
+
+    # --- aggregation ------------------------------------------------------------------------------
+
+    def _aggregate_device(self) -> None:
+        ev = self.device
+        duration = ev.duration
+        # Per function.
+        gid, first = group_ids(ev.pdo, ev.rows["executable_id"], ev.rows["function_ordinal"])
+        table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration, U64_MAX,
+                              "dispatch aggregate tick total overflow")
+        table.columns.update(
+            pdo=ev.pdo[first], executable_id=ev.rows["executable_id"][first],
+            function_ordinal=ev.rows["function_ordinal"][first],
+            key=[ev.keys[k] for k in ev.key_index[first].tolist()])
+        _last_geometry(table, gid, len(first), ev.rows)
+        _welford_columns(table, gid, ev.valid, duration, [self.clocks.ns_per_tick(int(p))
+                                                          for p in table["pdo"].tolist()])
+        self.dispatch_groups = table
+        # Per command-buffer execution (direct dispatches have no command buffer).
+        sel = np.flatnonzero(ev.rows["command_buffer_id"] != 0)
+        self.command_groups = _span_table(
+            ev, sel, ("command_buffer_id", "submission_id", "pdo", "queue", "stream"),
+            U64_MAX, "command aggregate tick total overflow")
+        # Per queue submission.
+        self.submission_groups = _span_table(
+            ev, np.arange(len(ev)), ("pdo", "queue", "stream", "submission_id"), U64_MAX,
+            "queue aggregate tick total overflow")
+
+    def _aggregate_host(self) -> None:
+        ev = self.host
+        rows = ev.rows
+        if (rows["tile_duration_sum_ns"][ev.valid] < 0).any():
+            raise AmdgpuCliError("host dispatch aggregate total overflow", status="OUT_OF_RANGE")
+        duration = ev.duration
+        gid, first = group_ids(ev.pdo, rows["executable_id"], rows["function_ordinal"])
+        table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration, INT64_MAX,
+                              "host dispatch aggregate total overflow")
+        table.columns.update(
+            pdo=ev.pdo[first], executable_id=rows["executable_id"][first],
+            function_ordinal=rows["function_ordinal"][first],
+            key=[ev.keys[k] for k in ev.key_index[first].tolist()])
+        _tile_columns(table, ev.valid, rows)
+        _last_geometry(table, gid, len(first), rows)
+        _welford_columns(table, gid, ev.valid, duration, None)
+        self.host_groups = table
+        sel = np.flatnonzero(rows["command_buffer_id"] != 0)
+        keys = ("command_buffer_id", "submission_id", "pdo", "queue", "stream")
+        table = _span_table(ev, sel, keys, INT64_MAX, "host command aggregate total overflow")
+        _tile_columns(table, ev.valid[sel], ev.rows.subset(sel))
+        self.host_command_groups = table
+
+    # --- shared timing helpers for the reports ----------------------------------------------------
+
+    def dispatch_timing(self, g: int, average: float) -> dict:
+        """Fitted ns of device dispatch group `g` (IREE's projection dispatch timing)."""
+        t = self.dispatch_groups
+        pdo = int(t["pdo"][g])
+        fit = self.clocks.fit(pdo)
+        npt = fit.ns_per_tick if fit is not None else 0.0
+        values = None
+        if fit is not None and int(t["valid"][g]):
+            values = [fit.ticks_to_ns(int(t[name][g])) for name in ("min", "max", "total")]
+            if None in values:
+                values = None
+        return {"has_clock_fit": fit is not None, "has_time_ns": values is not None,
+                "ns_per_tick": npt, "min_ns": values[0] if values else 0,
+                "max_ns": values[1] if values else 0, "total_ns": values[2] if values else 0,
+                "avg_ns": average * npt if values else 0.0}
+
+    def submission_timing(self, table: Table, g: int) -> dict:
+        """Span and fitted total of one execution/submission group (IREE's submission timing)."""
+        pdo = int(table["pdo"][g])
+        earliest, latest = int(table["earliest"][g]), int(table["latest"][g])
+        span = 0.0 if (earliest == U64_MAX or latest == 0 or latest < earliest) \
+            else float(latest - earliest)
+        fit = self.clocks.fit(pdo)
+        total_ns = None
+        if fit is not None and int(table["valid"][g]):
+            total_ns = fit.ticks_to_ns(int(table["total"][g]))
+        return {"span_ticks": span, "has_clock_fit": fit is not None,
+                "has_total_ns": total_ns is not None,
+                "span_ns": span * fit.ns_per_tick if fit is not None else 0.0,
+                "total_dispatch_ns": total_ns if total_ns is not None else 0}
+
+    # --- event rows (--dispatch_events) -----------------------------------------------------------
+
+    def event_rows(self):
+        """Matched dispatch_event and host_dispatch_event rows, in file order."""
+        device = self._device_event_rows()
+        host = self._host_event_rows()
+        dchunk = self.device.chunk.tolist()
+        hchunk = self.host.chunk.tolist()
+        i = j = 0
+        nd, nh = len(dchunk), len(hchunk)
+        while i < nd or j < nh:
+            if j >= nh or (i < nd and dchunk[i] <= hchunk[j]):
+                yield device[i]
+                i += 1
+            else:
+                yield host[j]
+                j += 1
+
+    def _device_event_rows(self) -> list[EventRow]:
+        ev = self.device
+        r = ev.rows
+        ticks = ev.duration
+        ns, fitted = self.clocks.ns_column(ev.pdo, ticks, ev.valid)
+        keys = np.array(ev.keys + [""], dtype=object)[ev.key_index] if len(ev) else []
+        return DISPATCH_EVENT_ROW.rows(
+            physical_device_ordinal=ev.pdo, queue_ordinal=ev.queue, stream_id=ev.stream,
+            event_id=r["event_id"], submission_id=r["submission_id"],
+            command_buffer_id=r["command_buffer_id"], command_index=r["command_index"],
+            executable_id=r["executable_id"], function_ordinal=r["function_ordinal"], key=keys,
+            flags=r["flags"], workgroup_count=r["workgroup_count"],
+            workgroup_size=r["workgroup_size"], start_tick=ev.start, end_tick=ev.end,
+            duration_ticks=ticks, valid=ev.valid, clock_fit_available=fitted, duration_ns=ns)
+
+    def _host_event_rows(self) -> list[EventRow]:
+        ev = self.host
+        r = ev.rows
+        keys = np.array(ev.keys + [""], dtype=object)[ev.key_index] if len(ev) else []
+        return HOST_DISPATCH_EVENT_ROW.rows(
+            physical_device_ordinal=ev.pdo, queue_ordinal=ev.queue, stream_id=ev.stream,
+            event_id=r["event_id"], submission_id=r["submission_id"],
+            command_buffer_id=r["command_buffer_id"], command_index=r["command_index"],
+            executable_id=r["executable_id"], function_ordinal=r["function_ordinal"], key=keys,
+            flags=r["flags"], status_code=r["status_code"], workgroup_count=r["workgroup_count"],
+            workgroup_size=r["workgroup_size"], start_host_time_ns=ev.start,
+            end_host_time_ns=ev.end, duration_ns=ev.duration, valid=ev.valid,
+            tile_count=r["tile_count"], tile_duration_sum_ns=r["tile_duration_sum_ns"])
+
+    def dispatch_summary_row(self) -> dict:
+        d, h = self.device_counts, self.host_counts
+        return {"type": "dispatch_summary",
+                "mode": "events" if self.options.dispatch_events else "aggregate",
+                "filter": self.options.filter, "total_dispatches": d.total,
+                "matched_dispatches": d.matched, "valid_dispatches": d.valid,
+                "invalid_dispatches": d.invalid, "aggregate_groups": len(self.dispatch_groups),
+                "total_host_dispatches": h.total, "matched_host_dispatches": h.matched,
+                "valid_host_dispatches": h.valid, "invalid_host_dispatches": h.invalid,
+                "host_aggregate_groups": len(self.host_groups)}
+
+
+def _equals(column: np.ndarray, value: int) -> np.ndarray:
+    """column == value for a u64 column and any Python int."""
+    if value > U64_MAX:
+        return np.zeros(len(column), bool)
+    return column == np.uint64(value)
+
+
+# --- table builders -------------------------------------------------------------------------------
+
+def _column(ev: Events, name: str) -> np.ndarray:
+    if name in ("pdo", "queue", "stream"):
+        return getattr(ev, name)
+    return ev.rows[name]
+
+
+def _timing_table(gid, ngroups, valid, start, end, duration, limit, overflow) -> Table:
+    """count/valid/invalid, earliest start, latest end, min/max/total duration per group."""
+    count = np.bincount(gid, minlength=ngroups).astype(np.int64)
+    nvalid = np.bincount(gid[valid], minlength=ngroups).astype(np.int64)
+    seg = Segments(gid[valid], ngroups)
+    d = duration[valid]
+    is_unsigned = start.dtype.kind == "u"
+    total = seg.total(d, limit)
+    if total is None:
+        raise AmdgpuCliError(overflow, status="OUT_OF_RANGE")
+    hi = U64_MAX if is_unsigned else INT64_MAX
+    return Table({
+        "count": count, "valid": nvalid, "invalid": count - nvalid,
+        "earliest": seg.reduce(np.minimum, start[valid], hi),
+        "latest": seg.reduce(np.maximum, end[valid], 0),
+        "min": seg.reduce(np.minimum, d, hi), "max": seg.reduce(np.maximum, d, 0),
+        "total": total, "_segments": seg,
+    })
+
+
+def _span_table(ev: Events, sel: np.ndarray, keys: tuple[str, ...], limit: int,
+                overflow: str) -> Table:
+    columns = [_column(ev, k)[sel] for k in keys]
+    gid, first = group_ids(*columns)
+    table = _timing_table(gid, len(first), ev.valid[sel], ev.start[sel], ev.end[sel],
+                          ev.duration[sel], limit, overflow)
+    for name, column in zip(keys, columns):
+        table.columns[name] = column[first]
+    return table
+
+
+def _tile_columns(table: Table, valid, rows: Columns) -> None:
+    seg: Segments = table["_segments"]
+    tiles = seg.total(rows["tile_count"][valid], U64_MAX)
+    tile_ns = seg.total(rows["tile_duration_sum_ns"][valid], INT64_MAX)
+    if tiles is None or tile_ns is None:
+        raise AmdgpuCliError("host dispatch aggregate total overflow", status="OUT_OF_RANGE")
+    table.columns["tile_count"] = tiles
+    table.columns["tile_duration_sum_ns"] = tile_ns
+
+
+def _last_geometry(table: Table, gid, ngroups, rows) -> None:
+    seg = Segments(gid, ngroups)
+    last = seg.reduce(np.maximum, np.arange(len(gid)), 0)
+    table.columns["last_workgroup_count"] = rows["workgroup_count"][last]
+    table.columns["last_workgroup_size"] = rows["workgroup_size"][last]
+
+
+# Groups with at most this many valid durations always take IREE's running computation.
+_EXACT_WELFORD_LIMIT = 1024
+
+
+def _welford_columns(table: Table, gid, valid, duration, ns_per_tick: list[float] | None) -> None:
+    """IREE's running mean and standard deviation per group.
+
+    Small groups run IREE's recurrence. Large groups take a two-pass mean and variance, which
+    differ from the recurrence's by rounding only: by about n ulps for the mean and by about
+    mean/stddev ulps for the deviation. Where that could change a printed `%.3f` value (ties,
+    near-constant durations), the group runs the recurrence too.
+    """
+    seg: Segments = table["_segments"]
+    n = table["valid"]
+    ngroups = len(n)
+    mean = np.zeros(ngroups)
+    m2 = np.zeros(ngroups)
+    d = duration[valid].astype(np.float64)
+    if ngroups and len(d):
+        total = seg.reduce(np.add, d, 0.0)
+        mean = np.where(n > 0, total / np.maximum(n, 1), 0.0)
+        m2 = seg.reduce(np.add, (d - mean[gid[valid]]) ** 2, 0.0)
+        std = iree_sqrt(np.where(n > 1, m2 / np.maximum(n - 1, 1), 0.0))
+        ds = seg.sorted(d)
+        for k, g in enumerate(seg.present.tolist()):
+            count = int(n[g])
+            if count > _EXACT_WELFORD_LIMIT:
+                scale = ns_per_tick[g] if ns_per_tick is not None else 1.0
+                rel = 1e-9 + 4e-16 * count
+                if std[g] > mean[g] * 1e-5 and all(
+                        _printed_stable(v, rel) for v in (mean[g], std[g], mean[g] * scale,
+                                                          std[g] * scale)):
+                    continue
+            mean[g], m2[g] = welford(ds[seg.starts[k]:seg.ends[k]].tolist())
+    table.columns["mean"] = mean
+    table.columns["stddev"] = iree_sqrt(np.where(n > 1, m2 / np.maximum(n - 1, 1), 0.0))
