@@ -145,7 +145,14 @@ class Bundle:
                 size = os.fstat(f.fileno()).st_size
                 if size == 0:
                     return cls(np.zeros(0, np.uint8), path)
-                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                # Pre-faulting the mapping is several times faster than taking a page fault per
+                # record header during the walk, which touches nearly every page anyway.
+                populate = getattr(mmap, "MAP_POPULATE", 0)
+                if populate:
+                    mm = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | populate,
+                                   prot=mmap.PROT_READ)
+                else:
+                    mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
             raise InputFileError(f"failed to open file '{path}'") from None
         except IsADirectoryError:
