@@ -43,7 +43,8 @@ def iree_profile():
         return subprocess.run(
             [binary, *[str(a) for a in args]],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",  # corrupt bundles can make iree-profile print raw non-UTF-8 bytes
             timeout=120,
         )
 
