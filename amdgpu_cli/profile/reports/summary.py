@@ -1,0 +1,638 @@
+"""`summary`: bundle health, record counts, clock fit and per-device dispatch timing.
+
+Rows are the two JSONL row types iree-profile's `summary` prints: one `summary` row (record, chunk
+and typed-record counts of every family) and one `device_summary` row per physical device, in the
+order each device first appears in the file (device, queue, clock and metric-sample records by their
+own ordinal; dispatch-event chunks by their chunk header's ordinal).
+
+What fails, fails as in iree-profile: every family summary counts is walked as typed records (torn
+records are DATA_LOSS), variable records must match their length fields (except executable
+functions, which summary only counts), and when several records are bad the first in file order is
+reported. No metadata model is needed: summary never joins events to functions or queues.
+
+Speed: the high-volume event families are located in place. When every record of a family is
+exactly its layout's size (what IREE's writers always produce) the records sit at a fixed stride,
+so one vectorized read of the `record_length` column proves the walk, and the few fields summary
+needs are gathered straight from the mapped file; anything else takes the reader's exact walk
+(`Bundle.typed`), which also produces IREE's error. `locate_fixed` and `FixedRecords` are shared
+with `statistics`.
+
+Sources: IREE `tooling/profile/summary.c`; ../shared/reference/ireeprof.md sections 3, 4.2 and 7.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from amdgpu_cli.errors import AmdgpuCliError, BundleFormatError
+from amdgpu_cli.profile import schema
+from amdgpu_cli.profile.clock import DeviceClock
+from amdgpu_cli.profile.jsonl import Fixed
+from amdgpu_cli.profile.options import ReportOptions
+from amdgpu_cli.profile.reader import Bundle
+
+U64_MAX = schema.U64_MAX
+F = schema.Flags
+_CONTENT_INDEX = {ct.suffix: i for i, ct in enumerate(schema.CONTENT_TYPES)}
+
+
+class Row(dict):
+    """A JSONL row (the dict, in IREE's key order) plus `extra`: facts only the text view shows."""
+
+    def __init__(self, fields: dict, extra: dict | None = None):
+        super().__init__(fields)
+        self.extra = extra or {}
+
+
+def distinct(values: np.ndarray) -> list[int]:
+    """The distinct values, ascending. (Plain `np.unique(a)` imports numpy.ma, ~20 ms, in numpy 2.)"""
+    return np.unique(values, return_counts=True)[0].tolist()
+
+
+def overflow(message: str) -> AmdgpuCliError:
+    return AmdgpuCliError(message, status="OUT_OF_RANGE")
+
+
+def exact_sum(values: np.ndarray) -> int:
+    """Exact sum of non-negative integers below 2**64 (numpy's uint64 sum would wrap)."""
+    if len(values) == 0:
+        return 0
+    v = values.astype(np.uint64, copy=False)
+    if len(v) < (1 << 32):
+        hi = int((v >> np.uint64(32)).sum(dtype=np.uint64))
+        lo = int((v & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
+        return (hi << 32) + lo
+    return sum(int(x) for x in v)  # pragma: no cover - over four billion records
+
+
+# --- locating typed records in place ----------------------------------------------------------
+
+
+# Plain classes, not dataclasses: this module is on the start-up path of `summary`.
+
+class Chunks(NamedTuple):
+    """The CHUNK records of one content type, in file order."""
+
+    index: np.ndarray    # file record index of each chunk
+    offset: np.ndarray   # file offset of each payload (int64)
+    length: np.ndarray   # payload length (int64)
+
+
+class _ChunkTable(NamedTuple):
+    by_content: dict             # content index -> file record indices of its CHUNK records
+    payload_offset: np.ndarray   # per file record (int64)
+    payload_length: np.ndarray   # per file record (int64)
+
+
+_CHUNK_TABLES: "weakref.WeakKeyDictionary[Bundle, _ChunkTable]" = weakref.WeakKeyDictionary()
+
+
+def _chunk_table(bundle: Bundle) -> _ChunkTable:
+    """Chunk records grouped by content type, and every payload's place (cached per bundle)."""
+    table = _CHUNK_TABLES.get(bundle)
+    if table is None:
+        rec = bundle.records
+        # -2 marks non-chunk records; codes fit in int8, which numpy sorts by radix in O(n).
+        codes = np.where(rec["record_type"] == schema.RecordType.CHUNK, rec["content_index"], -2)
+        codes = codes.astype(np.int8)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(-1, len(schema.CONTENT_TYPES) + 1))
+        offset = rec["offset"].astype(np.int64)
+        offset += rec["header_length"]
+        offset += rec["content_type_length"]
+        offset += rec["name_length"]
+        table = _CHUNK_TABLES[bundle] = _ChunkTable(
+            {k: order[bounds[k + 1]:bounds[k + 2]] for k in range(-1, len(schema.CONTENT_TYPES))},
+            offset, rec["payload_length"].astype(np.int64))
+    return table
+
+
+def chunks_of(bundle: Bundle, suffix: str) -> Chunks:
+    table = _chunk_table(bundle)
+    index = table.by_content[_CONTENT_INDEX[suffix]]
+    return Chunks(index, table.payload_offset[index], table.payload_length[index])
+
+
+class FixedRecords:
+    """The fixed-size typed records of one content type: where each one is, and its fields on demand.
+
+    `offsets` are file offsets, `chunk` the file record index holding each record, both in file order.
+    Fields are gathered from the mapped file through unaligned strided views (no row copies), or taken
+    from `rows` when the reader's walk produced them.
+    """
+
+    def __init__(self, bundle: Bundle, ct: schema.ContentType, offsets: np.ndarray,
+                 chunk: np.ndarray | Chunks, rows: np.ndarray | None = None):
+        self.bundle = bundle
+        self.ct = ct
+        self.offsets = offsets
+        self._chunk = chunk  # or, for stride-located records, their Chunks (expanded on demand)
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @property
+    def chunk(self) -> np.ndarray:
+        if isinstance(self._chunk, Chunks):
+            chunks = self._chunk
+            self._chunk = np.repeat(chunks.index, chunks.length // self.ct.dtype.itemsize)
+        return self._chunk
+
+    def field(self, name: str) -> np.ndarray:
+        return self.fields(name)[name]
+
+    def fields(self, *names: str) -> dict[str, np.ndarray]:
+        """Several fields at once; in place, one gather covers the span from first to last."""
+        if self.rows is not None:
+            return {name: self.rows[name] for name in names}
+        layout = self.ct.dtype.fields
+        start = min(layout[n][1] for n in names)
+        end = max(layout[n][1] + layout[n][0].itemsize for n in names)
+        span = np.dtype({"names": list(names), "formats": [layout[n][0] for n in names],
+                         "offsets": [layout[n][1] - start for n in names], "itemsize": end - start})
+        if len(self.offsets) == 0:
+            items = np.zeros(0, span)
+        else:  # gather raw bytes (a plain copy per record), then read them through the layout
+            raw = _column_view(self.bundle.data, np.dtype(f"V{span.itemsize}"))[self.offsets + start]
+            items = raw.view(span)
+        return {name: np.ascontiguousarray(items[name]) for name in names}
+
+
+def _column_view(data: np.ndarray, fmt) -> np.ndarray:
+    """Every byte offset of `data` read as one `fmt` scalar (an unaligned, overlapping view)."""
+    dt = np.dtype(fmt)
+    n = len(data) - dt.itemsize + 1
+    return np.ndarray(shape=(max(n, 0),), dtype=dt, buffer=data, strides=(1,))
+
+
+def _stride_offsets(chunks: Chunks, size: int) -> np.ndarray:
+    """Record offsets in payloads that hold back-to-back records of `size` bytes."""
+    counts = chunks.length // size
+    total = int(counts.sum())
+    first = np.cumsum(counts) - counts
+    offsets = np.repeat(chunks.offset - first * size, counts)
+    offsets += np.arange(0, total * size, size, dtype=np.int64)
+    return offsets
+
+
+def locate_fixed(bundle: Bundle, suffix: str) -> FixedRecords:
+    """A fixed family's records as IREE's typed-record walk finds them (errors as the reader's)."""
+    ct = schema.BY_SUFFIX[suffix]
+    size = ct.dtype.itemsize
+    chunks = chunks_of(bundle, suffix)
+    if not (chunks.length % size).any():
+        offsets = _stride_offsets(chunks, size)
+        if (_column_view(bundle.data, "<u4")[offsets] == size).all():
+            return FixedRecords(bundle, ct, offsets, chunks)
+    typed = bundle.typed(suffix)  # forward-extended or torn records: the exact walk
+    return FixedRecords(bundle, ct, typed.offsets.astype(np.int64), typed.chunk, typed.rows)
+
+
+def locate_stride(bundle: Bundle, suffix: str, message: str, *, load: bool = False) -> FixedRecords:
+    """A fixed family's records at a fixed stride, ignoring `record_length` (IREE's statistics sink).
+
+    A payload that is not a whole number of records raises `message` (DATA_LOSS). With `load`, the
+    records are also copied into `rows` (worth it when many fields are read).
+    """
+    ct = schema.BY_SUFFIX[suffix]
+    size = ct.dtype.itemsize
+    chunks = chunks_of(bundle, suffix)
+    bad = np.flatnonzero(chunks.length % size)
+    if len(bad):
+        rec = int(chunks.index[bad[0]])
+        raise BundleFormatError(f"{message} (record {rec})", record_index=rec)
+    offsets = _stride_offsets(chunks, size)
+    rows = None
+    if load and len(offsets):
+        if (_column_view(bundle.data, "<u4")[offsets] == size).all():
+            rows = bundle.typed(suffix).rows  # the reader's walk lands on the same records
+        else:
+            rows = np.empty(len(offsets), ct.dtype)
+            flat = rows.view(np.uint8).reshape(len(offsets), size)
+            step = max(1, (1 << 22) // size)
+            for i in range(0, len(offsets), step):
+                part = offsets[i:i + step]
+                flat[i:i + len(part)] = bundle.data[part[:, None] + np.arange(size)]
+    return FixedRecords(bundle, ct, offsets, chunks, rows)
+
+
+# --- the summary ------------------------------------------------------------------------------
+
+
+_CLOCK_FIELDS = ("flags", "physical_device_ordinal", "sample_id", "device_tick",
+                 "host_cpu_timestamp_ns", "host_time_begin_ns", "host_time_end_ns")
+
+
+class DeviceSummary:
+    """What summary gathers for one physical device."""
+
+    def __init__(self, physical_device_ordinal: int):
+        self.physical_device_ordinal = physical_device_ordinal
+        self.device_records = self.queue_count = self.queue_records = 0
+        self.clock: DeviceClock | None = None
+        self.min_uncertainty_ns: int | None = None
+        self.max_uncertainty_ns = 0
+        self.dispatches = self.invalid_dispatches = 0
+        self.total_ticks = self.min_ticks = self.max_ticks = 0
+        self.earliest_start = self.latest_end = 0
+        self.metric_samples = self.metric_values = self.invalid_metric_samples = 0
+
+    @property
+    def valid_dispatches(self) -> int:
+        return self.dispatches - self.invalid_dispatches
+
+
+# Variable families summary validates: (suffix, head fields making up the tail, multiplier, message).
+_VARIABLE_CHECKS = {
+    "executable-code-objects": (("data_length",), 1,
+                                "profile executable code-object data length is inconsistent with "
+                                "record length"),
+    "counter-sets": (("name_length",), 1, "counter set name length is inconsistent with record length"),
+    "counters": (("block_name_length", "name_length", "description_length"), 1,
+                 "counter string lengths are inconsistent with record length"),
+    "counter-samples": (("sample_value_count",), 8,
+                        "counter sample value count is inconsistent with record length"),
+    "device-metric-sources": (("name_length",), 1,
+                              "device metric source name length is inconsistent with record length"),
+    "device-metric-descriptors": (("name_length", "description_length"), 1,
+                                  "device metric descriptor string lengths are inconsistent with "
+                                  "record length"),
+    "device-metric-samples": (("value_count",), schema.METRIC_VALUE.itemsize,
+                              "device metric sample value count is inconsistent with record length"),
+}
+
+
+class _Summary:
+    def __init__(self, bundle: Bundle):
+        self.bundle = bundle
+        self.counts: dict = {}          # summary row fields
+        self.devices: dict = {}         # pdo -> DeviceSummary
+        self.touches: list = []         # (file offsets, pdos) that create devices
+        self.errors: list = []          # (record index, error)
+
+    def run(self) -> None:
+        b = self.bundle
+        rec = b.records
+        rtype = rec["record_type"]
+        is_chunk = rtype == schema.RecordType.CHUNK
+        c = self.counts
+        c["file_records"] = len(rec)
+        c["session_begin_records"] = int(np.count_nonzero(rtype == schema.RecordType.SESSION_BEGIN))
+        c["chunk_records"] = int(np.count_nonzero(is_chunk))
+        ends = np.flatnonzero(rtype == schema.RecordType.SESSION_END)
+        c["session_end_records"] = len(ends)
+        bad_ends = ends[rec["session_status_code"][ends] != 0]
+        c["non_ok_session_end_records"] = len(bad_ends)
+        c["unknown_records"] = len(rec) - c["session_begin_records"] - c["chunk_records"] - len(ends)
+        if len(bad_ends):
+            r = rec[bad_ends[0]]
+            code = int(r["session_status_code"])
+            c["first_non_ok_session_id"] = int(r["session_id"])
+            c["first_non_ok_stream_id"] = int(r["stream_id"])
+            c["first_non_ok_event_id"] = int(r["event_id"])
+            c["first_non_ok_status_code"] = code
+            c["first_non_ok_status"] = schema.status_name(code)
+
+        content = rec["content_index"][is_chunk]
+        self.chunk_counts = np.bincount(content + 1, minlength=len(schema.CONTENT_TYPES) + 1)[1:]
+        # Session-typed chunks have no route in IREE's summary: they count as unknown chunks.
+        self.unknown_chunks = int(np.count_nonzero(content < 1))
+        truncated = is_chunk & ((rec["chunk_flags"] & np.uint64(schema.CHUNK_FLAG_TRUNCATED)) != 0)
+        self.truncated_chunks = int(np.count_nonzero(truncated))
+        # IREE adds these without an overflow check: a wrapping u64 sum is the same.
+        self.dropped_records = int(rec["dropped_record_count"][truncated].sum(dtype=np.uint64))
+
+        for ct in schema.CONTENT_TYPES[1:]:
+            self.records_of(ct.suffix)  # zero counts for absent families
+            if self.chunk_counts[_CONTENT_INDEX[ct.suffix]] == 0:
+                continue
+            try:
+                _FAMILIES[ct.suffix](self, ct.suffix)
+            except BundleFormatError as e:
+                self.errors.append((e.record_index if e.record_index is not None else len(rec), e))
+        if self.errors:
+            raise min(self.errors, key=lambda item: item[0])[1]
+        b.check()
+        self._order_devices()
+
+    def records_of(self, suffix: str, count: int | None = None) -> None:
+        key = schema.BY_SUFFIX[suffix].key
+        if count is not None:
+            self.counts[key + "_records"] = count
+        else:
+            self.counts.setdefault(key + "_records", 0)
+
+    def device(self, pdo: int) -> DeviceSummary:
+        d = self.devices.get(pdo)
+        if d is None:
+            d = self.devices[pdo] = DeviceSummary(pdo)
+        return d
+
+    def touch(self, offsets: np.ndarray, pdos: np.ndarray) -> None:
+        self.touches.append((np.asarray(offsets, np.int64), np.asarray(pdos, np.int64)))
+
+    def _order_devices(self) -> None:
+        if not self.touches:
+            self.devices = {}
+            return
+        offsets = np.concatenate([t[0] for t in self.touches])
+        pdos = np.concatenate([t[1] for t in self.touches])
+        order = np.argsort(offsets, kind="stable")
+        unique, first = np.unique(pdos[order], return_index=True)
+        ordered = unique[np.argsort(first)]
+        self.devices = {int(p): self.device(int(p)) for p in ordered}
+
+    # --- families -----------------------------------------------------------------------------
+
+    def count_fixed(self, suffix: str) -> FixedRecords:
+        records = locate_fixed(self.bundle, suffix)
+        self.records_of(suffix, len(records))
+        return records
+
+    def count_variable(self, suffix: str):
+        typed = self.bundle.typed(suffix)
+        check = _VARIABLE_CHECKS.get(suffix)
+        if check is not None and len(typed):
+            names, multiplier, message = check
+            rows = typed.rows
+            tail = sum(rows[n].astype(np.uint64) for n in names) * np.uint64(multiplier)
+            head = np.uint64(typed.content_type.dtype.itemsize)
+            bad = np.flatnonzero(tail != rows["record_length"].astype(np.uint64) - head)
+            if len(bad):
+                rec = int(typed.chunk[bad[0]])
+                raise BundleFormatError(f"{message} (record {rec})", record_index=rec)
+        self.records_of(suffix, len(typed))
+        return typed
+
+    def devices_family(self, suffix: str) -> None:
+        records = locate_fixed(self.bundle, suffix)  # counted per device only
+        f = records.fields("physical_device_ordinal", "queue_count")
+        pdo = f["physical_device_ordinal"]
+        self.touch(records.offsets, pdo)
+        for p in distinct(pdo):
+            rows = np.flatnonzero(pdo == p)
+            d = self.device(p)
+            d.device_records += len(rows)
+            d.queue_count = int(f["queue_count"][rows[-1]])
+
+    def queues_family(self, suffix: str) -> None:
+        records = locate_fixed(self.bundle, suffix)  # counted per device only
+        pdo = records.field("physical_device_ordinal")
+        self.touch(records.offsets, pdo)
+        for p, n in zip(*np.unique(pdo, return_counts=True)):
+            self.device(int(p)).queue_records += int(n)
+
+    def code_objects_family(self, suffix: str) -> None:
+        typed = self.count_variable(suffix)
+        total = exact_sum(typed.rows["data_length"])
+        if total > U64_MAX:
+            raise overflow("profile executable code-object byte counter overflowed")
+        self.counts["executable_code_object_data_bytes"] = total
+
+    def clock_family(self, suffix: str) -> None:
+        records = locate_fixed(self.bundle, suffix)
+        rows = records.fields(*_CLOCK_FIELDS)
+        pdo = rows["physical_device_ordinal"]
+        self.touch(records.offsets, pdo)
+        flags = rows["flags"]
+        begin, end = rows["host_time_begin_ns"], rows["host_time_end_ns"]
+        bracket = ((flags & F.CLOCK_HOST_TIME_BRACKET) != 0) & (end >= begin)
+        for p in distinct(pdo):
+            idx = np.flatnonzero(pdo == p)
+            d = self.device(p)
+            unaligned = int(np.count_nonzero(flags[idx] & F.CLOCK_DEVICE_TICK_UNALIGNED))
+            first, last = ({k: int(v[i]) for k, v in rows.items()} for i in (idx[0], idx[-1]))
+            d.clock = DeviceClock(p, len(idx), unaligned, first, last)
+            b = idx[bracket[idx]]
+            if len(b):
+                # int64 wrap-around, as IREE's subtraction would give, for absurd brackets.
+                spans = (end[b].astype(np.uint64) - begin[b].astype(np.uint64)).view(np.int64)
+                d.min_uncertainty_ns = int(spans.min())
+                d.max_uncertainty_ns = max(0, int(spans.max()))
+
+    def dispatch_family(self, suffix: str) -> None:
+        records = locate_fixed(self.bundle, suffix)
+        rec = self.bundle.records
+        chunks = chunks_of(self.bundle, suffix)
+        chunk_pdo = rec["physical_device_ordinal"][chunks.index].astype(np.int64)
+        self.touch(rec["offset"][chunks.index], chunk_pdo)
+        for p in distinct(chunk_pdo):
+            self.device(p)
+        if not len(records):
+            return
+        pdo = rec["physical_device_ordinal"][records.chunk]
+        ticks = records.fields("start_tick", "end_tick")
+        start, end = ticks["start_tick"], ticks["end_tick"]
+        invalid = (start == 0) | (end == 0) | (end < start)
+        for p in distinct(pdo):
+            d = self.device(p)
+            mine = pdo == p
+            d.dispatches += int(np.count_nonzero(mine))
+            d.invalid_dispatches += int(np.count_nonzero(mine & invalid))
+            valid = mine & ~invalid
+            if not valid.any():
+                continue
+            s, e = start[valid], end[valid]
+            ticks = e - s
+            d.total_ticks = exact_sum(ticks)
+            if d.total_ticks > U64_MAX:
+                raise overflow(f"device summary dispatch tick total overflow device={p}")
+            d.min_ticks, d.max_ticks = int(ticks.min()), int(ticks.max())
+            d.earliest_start, d.latest_end = int(s.min()), int(e.max())
+
+    def _host_spans(self, suffix: str, start_name: str, end_name: str, key: str, what: str) -> None:
+        records = self.count_fixed(suffix)
+        spans = records.fields(start_name, end_name)
+        start, end = spans[start_name], spans[end_name]
+        valid = (start >= 0) & (end >= start)
+        self.counts[f"invalid_{key}_records"] = int(len(records) - np.count_nonzero(valid))
+        total = exact_sum((end[valid] - start[valid]).astype(np.uint64))
+        if total > U64_MAX:
+            raise overflow(f"profile {what} duration counter overflowed")
+        self.counts[f"total_{what.replace(' ', '_')}_duration_ns"] = total
+
+    def host_execution_family(self, suffix: str) -> None:
+        self._host_spans(suffix, "start_host_time_ns", "end_host_time_ns", "host_execution_event",
+                         "host execution")
+
+    def command_region_family(self, suffix: str) -> None:
+        self._host_spans(suffix, "start_host_time_ns", "end_host_time_ns", "command_region_event",
+                         "command region")
+
+    def metric_samples_family(self, suffix: str) -> None:
+        typed = self.count_variable(suffix)
+        rows = typed.rows
+        pdo = rows["physical_device_ordinal"]
+        self.touch(typed.offsets, pdo)
+        values = rows["value_count"]
+        total = exact_sum(values)
+        if total > U64_MAX:
+            raise overflow("profile device metric value counter overflowed")
+        self.counts["device_metric_values"] = total
+        begin, end = rows["host_time_begin_ns"], rows["host_time_end_ns"]
+        invalid = (begin < 0) | (end < begin)
+        self.counts["invalid_device_metric_sample_records"] = int(np.count_nonzero(invalid))
+        for p in distinct(pdo):
+            mine = pdo == p
+            d = self.device(p)
+            d.metric_samples = int(np.count_nonzero(mine))
+            d.metric_values = exact_sum(values[mine])
+            d.invalid_metric_samples = int(np.count_nonzero(mine & invalid))
+
+    def traces_family(self, suffix: str) -> None:
+        typed = self.bundle.typed(suffix)
+        total = exact_sum(typed.rows["data_length"])
+        if total > U64_MAX:
+            raise overflow("profile executable trace byte counter overflowed")
+        self.records_of(suffix, len(typed))
+        self.counts["executable_trace_data_bytes"] = total
+
+    # --- rows ---------------------------------------------------------------------------------
+
+    def summary_row(self) -> Row:
+        c = self.counts
+        chunks = {ct.key: int(self.chunk_counts[i]) for i, ct in enumerate(schema.CONTENT_TYPES)}
+        g = c.get
+        row = {"type": "summary"}
+        for k in ("file_records", "session_begin_records", "chunk_records", "session_end_records",
+                  "non_ok_session_end_records", "unknown_records"):
+            row[k] = c[k]
+        if c["non_ok_session_end_records"]:
+            for k in ("first_non_ok_session_id", "first_non_ok_stream_id", "first_non_ok_event_id",
+                      "first_non_ok_status_code", "first_non_ok_status"):
+                row[k] = c[k]
+
+        def family(key, *extra):
+            row[f"{key}_chunks"] = chunks[key]
+            row[f"{key}_records"] = c[f"{key}_records"]
+            for name in extra:
+                row[name] = g(name, 0)
+
+        row["device_chunks"] = chunks["device"]
+        row["queue_chunks"] = chunks["queue"]
+        family("executable")
+        family("executable_code_object", "executable_code_object_data_bytes")
+        family("executable_code_object_load")
+        family("executable_function")
+        family("command_buffer")
+        family("command_operation")
+        row["clock_correlation_chunks"] = chunks["clock_correlation"]
+        row["dispatch_event_chunks"] = chunks["dispatch_event"]
+        family("queue_event")
+        family("queue_device_event")
+        family("host_execution_event", "invalid_host_execution_event_records",
+               "total_host_execution_duration_ns")
+        family("command_region_event", "invalid_command_region_event_records",
+               "total_command_region_duration_ns")
+        family("memory_event")
+        family("event_relationship")
+        family("counter_set")
+        family("counter")
+        family("counter_sample")
+        family("device_metric_source")
+        family("device_metric_descriptor")
+        family("device_metric_sample", "device_metric_values", "invalid_device_metric_sample_records")
+        family("executable_trace", "executable_trace_data_bytes")
+        row["unknown_chunks"] = self.unknown_chunks
+        row["truncated_chunks"] = self.truncated_chunks
+        row["dropped_records"] = self.dropped_records
+        return Row(row)
+
+    def device_row(self, d: DeviceSummary) -> Row:
+        clock = d.clock or DeviceClock(d.physical_device_ordinal)
+        valid = d.valid_dispatches
+        avg_ticks = float(d.total_ticks) / valid if valid else 0.0
+        fit = clock.fit()
+        covered = (clock.sample_count >= 2 and valid != 0 and clock.unaligned_count == 0
+                   and bool(int(clock.first["flags"]) & F.CLOCK_DEVICE_TICK)
+                   and bool(int(clock.last["flags"]) & F.CLOCK_DEVICE_TICK)
+                   and int(clock.first["device_tick"]) <= d.earliest_start
+                   and d.latest_end <= int(clock.last["device_tick"]))
+        ns_per_tick = fit.ns_per_tick if fit else 0.0
+        min_ns = max_ns = total_ns = None
+        if fit and valid:
+            min_ns, max_ns, total_ns = (fit.ticks_to_ns(d.min_ticks), fit.ticks_to_ns(d.max_ticks),
+                                        fit.ticks_to_ns(d.total_ticks))
+        has_ns = None not in (min_ns, max_ns, total_ns)
+        row = {
+            "type": "device_summary", "physical_device_ordinal": d.physical_device_ordinal,
+            "device_records": d.device_records, "queue_records": d.queue_records,
+            "queues": d.queue_count, "clock_samples": clock.sample_count,
+            "invalid_clock_alignment_samples": clock.unaligned_count,
+            "clock_fit_available": fit is not None, "ns_per_tick": Fixed(ns_per_tick, 9),
+            "tick_frequency_hz": fit.tick_frequency_hz if fit else 0.0,
+            "min_clock_uncertainty_ns": d.min_uncertainty_ns or 0,
+            "max_clock_uncertainty_ns": d.max_uncertainty_ns,
+            "dispatches": d.dispatches, "valid_dispatches": valid,
+            "invalid_dispatches": d.invalid_dispatches,
+            "min_dispatch_ticks": d.min_ticks if valid else 0, "avg_dispatch_ticks": avg_ticks,
+            "max_dispatch_ticks": d.max_ticks if valid else 0,
+            "total_dispatch_ticks": d.total_ticks,
+            "earliest_dispatch_start_tick": d.earliest_start if valid else 0,
+            "latest_dispatch_end_tick": d.latest_end if valid else 0,
+            "dispatch_ticks_covered_by_clock_samples": covered,
+            "dispatch_time_available": has_ns,
+            "min_dispatch_ns": min_ns if has_ns else 0,
+            "avg_dispatch_ns": avg_ticks * ns_per_tick if has_ns else 0.0,
+            "max_dispatch_ns": max_ns if has_ns else 0,
+            "total_dispatch_ns": total_ns if has_ns else 0,
+            "device_metric_samples": d.metric_samples, "device_metric_values": d.metric_values,
+            "invalid_device_metric_samples": d.invalid_metric_samples,
+        }
+        extra = {}
+        if fit:
+            extra["device_delta_ticks"] = fit.tick_span
+            extra["host_delta_ns"] = (int(clock.last["host_cpu_timestamp_ns"])
+                                      - int(clock.first["host_cpu_timestamp_ns"]))
+        return Row(row, extra)
+
+
+def _count_fixed(s: _Summary, suffix: str) -> None:
+    s.count_fixed(suffix)
+
+
+def _count_variable(s: _Summary, suffix: str) -> None:
+    s.count_variable(suffix)
+
+
+def _count_functions(s: _Summary, suffix: str) -> None:
+    # Summary only counts functions: the walk checks record lengths, names are never read.
+    s.records_of(suffix, len(s.bundle.typed(suffix)))
+
+
+_FAMILIES = {
+    "devices": _Summary.devices_family,
+    "queues": _Summary.queues_family,
+    "executables": _count_fixed,
+    "executable-code-objects": _Summary.code_objects_family,
+    "executable-code-object-loads": _count_fixed,
+    "executable-functions": _count_functions,
+    "command-buffers": _count_fixed,
+    "command-operations": _count_fixed,
+    "clock-correlations": _Summary.clock_family,
+    "dispatch-events": _Summary.dispatch_family,
+    "queue-events": _count_fixed,
+    "queue-device-events": _count_fixed,
+    "host-execution-events": _Summary.host_execution_family,
+    "command-region-events": _Summary.command_region_family,
+    "memory-events": _count_fixed,
+    "event-relationships": _count_fixed,
+    "counter-sets": _count_variable,
+    "counters": _count_variable,
+    "counter-samples": _count_variable,
+    "device-metric-sources": _count_variable,
+    "device-metric-descriptors": _count_variable,
+    "device-metric-samples": _Summary.metric_samples_family,
+    "executable-traces": _Summary.traces_family,
+}
+
+
+def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> list[Row]:
+    """The `summary` row and one `device_summary` row per device, as iree-profile prints them."""
+    s = _Summary(bundle)
+    s.run()
+    return [s.summary_row(), *(s.device_row(d) for d in s.devices.values())]
