@@ -23,7 +23,7 @@ import numpy as np
 
 from amdgpu_cli.errors import BundleFormatError, MissingMetadataError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import ClockFit, DeviceClock
+from amdgpu_cli.profile.clock import HOST_CPU_TIMESTAMP_NS, ClockFit, DeviceClock
 from amdgpu_cli.profile.reader import Bundle
 
 U32_MAX = schema.U32_MAX
@@ -103,6 +103,7 @@ class Model:
         self.devices: dict[int, DeviceClock] = {}
         self.metric_sources: dict[int, MetricSource] = {}
         self.metric_descriptors: dict[tuple[int, int], MetricDescriptor] = {}
+        self._fits: dict[tuple[int, str], ClockFit | None] = {}
 
     # --- building ---------------------------------------------------------------------------------
 
@@ -210,9 +211,14 @@ class Model:
 
     # --- lookups ----------------------------------------------------------------------------------
 
-    def clock_fit(self, physical_device_ordinal: int) -> ClockFit | None:
-        device = self.devices.get(physical_device_ordinal)
-        return device.fit() if device is not None else None
+    def clock_fit(self, physical_device_ordinal: int,
+                  domain: str = HOST_CPU_TIMESTAMP_NS) -> ClockFit | None:
+        """The device's tick fit in `domain` (computed once), or None when there is none."""
+        key = (physical_device_ordinal, domain)
+        if key not in self._fits:
+            device = self.devices.get(physical_device_ordinal)
+            self._fits[key] = device.fit(domain) if device is not None else None
+        return self._fits[key]
 
     def function(self, executable_id: int, function_ordinal: int) -> Function | None:
         return self.functions.get((executable_id, function_ordinal))

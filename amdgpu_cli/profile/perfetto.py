@@ -41,11 +41,11 @@ from typing import Iterable, TextIO
 import numpy as np
 
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import HOST_CPU_TIMESTAMP_NS, IREE_HOST_TIME_NS, ClockFit
+from amdgpu_cli.profile.clock import (HOST_CPU_TIMESTAMP_NS, IREE_HOST_TIME_NS, ClockFit,
+                                      map_tick_ranges)
 from amdgpu_cli.profile.jsonl import string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.export import map_ticks
 
 U32_MAX = schema.U32_MAX
 F = schema.Flags
@@ -104,35 +104,18 @@ class _Clocks:
 
     def __init__(self, model: Model):
         self._model = model
-        self._fits: dict[int, ClockFit | None] = {}
 
     def fit(self, pdo: int) -> ClockFit | None:
-        if pdo not in self._fits:
-            device = self._model.devices.get(pdo)
-            self._fits[pdo] = None if device is None else (
-                device.fit(IREE_HOST_TIME_NS) or device.fit(HOST_CPU_TIMESTAMP_NS))
-        return self._fits[pdo]
+        return (self._model.clock_fit(pdo, IREE_HOST_TIME_NS)
+                or self._model.clock_fit(pdo, HOST_CPU_TIMESTAMP_NS))
 
     def map(self, pdos: np.ndarray, starts: np.ndarray, ends: np.ndarray, stats: TraceStats):
         """Host (start, end) of the events that could be placed, and which ones those are."""
-        starts, ends = np.asarray(starts, np.uint64), np.asarray(ends, np.uint64)
-        valid = (starts != 0) & (ends != 0) & (ends >= starts)
-        stats.skipped_invalid += int((~valid).sum())
-        placed = np.zeros(len(starts), bool)
-        t0, t1 = np.zeros(len(starts), np.int64), np.zeros(len(starts), np.int64)
-        for pdo in np.unique(pdos[valid]).tolist():
-            fit = self.fit(pdo)
-            if fit is None:
-                continue
-            rows = np.nonzero(valid & (pdos == pdo))[0]
-            a, ok_a = map_ticks(fit, starts[rows])
-            b, ok_b = map_ticks(fit, ends[rows])
-            ok = ok_a & ok_b & (b >= a)
-            rows = rows[ok]
-            placed[rows] = True
-            t0[rows], t1[rows] = a[ok], b[ok]
-        stats.skipped_no_clock += int((valid & ~placed).sum())
-        return t0[placed], t1[placed], placed
+        placed = map_tick_ranges(self.fit, pdos, starts, ends)
+        stats.skipped_invalid += int((~placed.valid).sum())
+        stats.skipped_no_clock += int((placed.valid & ~placed.placed).sum())
+        keep = placed.placed
+        return placed.start_ns[keep], placed.end_ns[keep], keep
 
 
 class _Args:

@@ -30,7 +30,7 @@ import numpy as np
 
 from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import INT64_MAX, INT64_MIN, ClockFit
+from amdgpu_cli.profile.clock import map_tick_ranges
 from amdgpu_cli.profile.jsonl import Raw, string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
@@ -271,86 +271,20 @@ def _hashes(present: np.ndarray, words: np.ndarray) -> list[str]:
 
 # --- device tick timing ---------------------------------------------------------------------------
 
-def tick_mapper(fit: ClockFit) -> Callable[[int], int | None]:
-    """IREE's `clock_fit_map_tick` for one tick, over plain ints (None where it would fail)."""
-    k0, t0 = fit.first_tick, fit.first_time_ns
-    span, time_span = fit.tick_span, fit.time_span_ns
-    half = span // 2
-
-    def map_tick(tick: int) -> int | None:
-        if tick >= k0:
-            ns = ((tick - k0) * time_span + half) // span
-            if ns > INT64_MAX or t0 > INT64_MAX - ns:
-                return None
-            return t0 + ns
-        ns = ((k0 - tick) * time_span + half) // span
-        if ns > INT64_MAX or t0 < INT64_MIN + ns:
-            return None
-        return t0 - ns
-
-    return map_tick
-
-
-def map_ticks(fit: ClockFit, ticks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """IREE's `clock_fit_map_tick` over an array of ticks: (int64 times, which ones mapped).
-
-    The scaling `(delta * time_span + span / 2) / span` is exact: in uint64 when the largest
-    product fits, else in Python integers (object arrays)."""
-    ticks = np.asarray(ticks, np.uint64)
-    if not len(ticks):
-        return np.zeros(0, np.int64), np.zeros(0, bool)
-    k0, t0 = np.uint64(fit.first_tick), fit.first_time_ns
-    span, time_span = fit.tick_span, fit.time_span_ns
-    after = ticks >= k0
-    delta = np.where(after, ticks - k0, k0 - ticks)
-    if int(delta.max()) * time_span + span // 2 <= 0xFFFFFFFFFFFFFFFF:
-        ns = (delta * np.uint64(time_span) + np.uint64(span // 2)) // np.uint64(span)
-        limit = lambda v: np.uint64(min(max(v, 0), 0xFFFFFFFFFFFFFFFF))  # noqa: E731
-    else:
-        ns = (delta.astype(object) * time_span + span // 2) // span
-        limit = lambda v: v  # noqa: E731
-    ok = np.asarray(ns <= limit(INT64_MAX), bool)
-    ok &= np.where(after, np.asarray(ns <= limit(INT64_MAX - t0), bool),
-                   np.asarray(ns <= limit(t0 - INT64_MIN), bool))
-    ns = np.where(ok, ns, 0).astype(np.int64)
-    times = np.where(after, np.int64(t0) + ns, np.int64(t0) - ns)
-    return times, ok
-
-
 class DeviceTimes:
-    """Per-device clock fits and the `<T>` timing columns of device-tick events."""
+    """The `<T>` timing columns of device-tick events, from the model's per-device fits."""
 
     def __init__(self, model: Model):
-        self._model = model
-        self._fits: dict[int, ClockFit | None] = {}
-
-    def fit(self, pdo: int) -> ClockFit | None:
-        if pdo not in self._fits:
-            self._fits[pdo] = self._model.clock_fit(pdo)
-        return self._fits[pdo]
+        self._fit = model.clock_fit
 
     def columns(self, pdos: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list]:
         """duration_ticks, valid, derived_time_available, clock_fit_first/last_sample_id,
         start/end_driver_host_cpu_time_ns, duration_ns: one list each."""
-        pdos = np.asarray(pdos)
         starts, ends = np.asarray(starts, np.uint64), np.asarray(ends, np.uint64)
-        n = len(starts)
-        valid = (starts != 0) & (ends != 0) & (ends >= starts)
-        derived = np.zeros(n, bool)
-        first, last = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
-        t_start, t_end = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        for pdo in np.unique(pdos[valid]).tolist():
-            fit = self.fit(pdo)
-            if fit is None:
-                continue
-            rows = np.nonzero(valid & (pdos == pdo))[0]
-            a, ok_a = map_ticks(fit, starts[rows])
-            b, ok_b = map_ticks(fit, ends[rows])
-            ok = ok_a & ok_b & (b >= a)
-            rows = rows[ok]
-            derived[rows] = True
-            first[rows], last[rows] = fit.first_sample_id, fit.last_sample_id
-            t_start[rows], t_end[rows] = a[ok], b[ok]
+        placed = map_tick_ranges(self._fit, pdos, starts, ends)
+        valid, derived = placed.valid, placed.placed
+        first, last = placed.first_sample_id, placed.last_sample_id
+        t_start, t_end = placed.start_ns, placed.end_ns
         with np.errstate(over="ignore"):
             duration = t_end - t_start      # int64, as IREE computes it
         return [np.where(valid, ends - starts, 0).tolist(), _bools(valid), _bools(derived),

@@ -40,7 +40,7 @@ import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError, MissingMetadataError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import INT64_MAX, ClockFit
+from amdgpu_cli.profile.clock import INT64_MAX, scale_ticks
 from amdgpu_cli.profile.jsonl import Prerendered, string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
@@ -319,16 +319,10 @@ HOST_DISPATCH_EVENT_ROW = RowLayout("host_dispatch_event", _HOST_TIMING_FIELDS +
 # --- per-device clock fits ------------------------------------------------------------------------
 
 class Clocks:
-    """Clock fits per device, computed once."""
+    """The model's per-device clock fits, and fitted durations over event columns."""
 
     def __init__(self, model: Model):
-        self._model = model
-        self._fits: dict[int, ClockFit | None] = {}
-
-    def fit(self, pdo: int) -> ClockFit | None:
-        if pdo not in self._fits:
-            self._fits[pdo] = self._model.clock_fit(pdo)
-        return self._fits[pdo]
+        self.fit = model.clock_fit
 
     def ns_per_tick(self, pdo: int) -> float:
         fit = self.fit(pdo)
@@ -338,25 +332,14 @@ class Clocks:
         """Per event: (fitted duration ns, 0 where invalid/unfitted/overflowing; fit available)."""
         ns = np.zeros(len(ticks), np.int64)
         available = np.zeros(len(ticks), bool)
-        if not len(ticks):
-            return ns, available
-        devices = np.unique(pdo)
-        for device in devices.tolist():
+        for device in np.unique(pdo).tolist():
             fit = self.fit(device)
             if fit is None:
                 continue
-            on_device = pdo == device if len(devices) > 1 else np.ones(len(ticks), bool)
+            on_device = pdo == device
             available |= on_device
             pick = np.flatnonzero(on_device & valid)
-            d = ticks[pick]
-            if not len(d):
-                continue
-            half = fit.tick_span // 2
-            if int(d.max()) * fit.time_span_ns + half < 1 << 64:
-                q = (d * np.uint64(fit.time_span_ns) + np.uint64(half)) // np.uint64(fit.tick_span)
-                ns[pick] = np.where(q <= np.uint64(INT64_MAX), q, 0).astype(np.int64)
-            else:
-                ns[pick] = [fit.ticks_to_ns(int(x)) or 0 for x in d.tolist()]
+            ns[pick] = scale_ticks(fit, ticks[pick])[0]
         return ns, available
 
 
