@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from typing import Iterator, TextIO
+
+from amdgpu_cli.atomic import atomic_file
 
 _stdout = None
 _stderr = None
@@ -81,25 +82,6 @@ def atomic_output(path: str | None, *, binary: bool = False) -> Iterator[TextIO]
         yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8",
-                       newline=None if binary else "\n") as f:
-            yield f
-        os.chmod(tmp, _new_file_mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _new_file_mode(path: str) -> int:
-    """The mode a plainly created file would get (or the existing file's mode)."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    with atomic_file(path, "wb" if binary else "w",
+                     **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as f:
+        yield f

@@ -16,13 +16,12 @@ backend. The PNG is written to a temporary file in the target directory and rena
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 
 import numpy as np
 
+from amdgpu_cli.atomic import atomic_file
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.profile.perfetto import KIND_ORDER, TraceBuilder
 from amdgpu_cli.profile.reader import Bundle
@@ -179,13 +178,5 @@ def _short(name: str, limit: int = 60) -> str:
 
 
 def _save(fig, path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=DPI)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=DPI)

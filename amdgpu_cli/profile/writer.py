@@ -40,12 +40,12 @@ import io
 import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, Sequence, Union
 
 import numpy as np
 
+from amdgpu_cli.atomic import AtomicFile
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.schema import U32_MAX, U64_MAX, RecordType
 
@@ -254,9 +254,8 @@ class BundleWriter:
         elif isinstance(target, (str, os.PathLike)):
             self._path = os.fspath(target)
             if atomic:
-                directory = os.path.dirname(os.path.abspath(self._path))
-                fd, self._tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".ireeprof", dir=directory)
-                self._owned = os.fdopen(fd, "w+b")
+                self._tmp = AtomicFile(self._path, "w+b")
+                self._owned = self._tmp.file
             else:
                 self._owned = open(self._path, "w+b")
             self.sink = FileSink(self._owned)
@@ -342,7 +341,7 @@ class BundleWriter:
             self._owned.close()
             self._owned = None
             if self._tmp is not None:
-                os.replace(self._tmp, self._path)
+                self._tmp.commit()
                 self._tmp = None
 
     def abort(self) -> None:
@@ -351,8 +350,7 @@ class BundleWriter:
             self._owned.close()
             self._owned = None
         if self._tmp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._tmp)
+            self._tmp.discard()
             self._tmp = None
 
     def __enter__(self) -> "BundleWriter":
