@@ -40,8 +40,8 @@ def profile() -> None:
 
 
 def _open(path: str):
-    from amdgpu_cli.profile.reader import Bundle
     from amdgpu_cli.cli.terminal import progress
+    from amdgpu_cli.profile.reader import Bundle
 
     with progress(f"reading {path}"):
         return Bundle.open(path)
@@ -56,9 +56,14 @@ def _emit(command: str, path: str, fmt: str, **options) -> None:
         raise click.UsageError("--dispatch_events requires --format=jsonl")
     if opts.counter_samples and fmt != "jsonl":
         raise click.UsageError("--counter_samples requires --format=jsonl")
-    bundle = _open(path)
+    from amdgpu_cli.cli.terminal import progress
+    from amdgpu_cli.profile.reader import Bundle
+
     module = importlib.import_module(f"amdgpu_cli.profile.reports.{command}")
-    rows = module.report(bundle, opts)
+    with progress(f"{command}: {path}"):
+        rows = module.report(Bundle.open(path), opts)
+        if fmt != "jsonl":  # text renders after the activity bar is gone
+            rows = list(rows)
     if fmt == "jsonl":
         import sys
 

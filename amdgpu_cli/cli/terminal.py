@@ -46,29 +46,43 @@ def error(message: str) -> None:
 
 
 @contextlib.contextmanager
-def progress(description: str, total: int | None = None) -> Iterator:
-    """A progress bar on stderr when it is a TTY; a no-op callable otherwise.
+def progress(description: str) -> Iterator[None]:
+    """An activity bar (spinner, description, elapsed time) on stderr while the block runs.
 
-    Yields `advance(n)`. The bar only appears once the work has run for about a second, so quick
-    commands stay quiet.
+    It appears only when stderr is a terminal and the block has run for about a second, so quick
+    commands and pipelines stay quiet; it is removed when the block ends.
     """
-    if not sys.stderr.isatty() or os.environ.get("CI"):
-        yield lambda n=1: None
+    if not sys.stderr.isatty() or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+        yield
         return
-    from rich.progress import Progress
+    import threading
 
-    with Progress(console=err_console(), transient=True, refresh_per_second=8) as bar:
-        task = bar.add_task(description, total=total, visible=False)
-        import time
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        start = time.monotonic()
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                   console=err_console(), transient=True, redirect_stdout=False,
+                   redirect_stderr=False)
+    bar.add_task(description, total=None)
+    lock = threading.Lock()
+    state = {"done": False, "shown": False}
 
-        def advance(n: int = 1) -> None:
-            bar.advance(task, n)
-            if time.monotonic() - start > 1.0:
-                bar.update(task, visible=True)
+    def show() -> None:
+        with lock:
+            if not state["done"]:
+                bar.start()
+                state["shown"] = True
 
-        yield advance
+    timer = threading.Timer(1.0, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["shown"]:
+                bar.stop()
 
 
 @contextlib.contextmanager
