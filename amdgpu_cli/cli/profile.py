@@ -62,8 +62,8 @@ def _emit(command: str, path: str, fmt: str, **options) -> None:
     module = importlib.import_module(f"amdgpu_cli.profile.reports.{command}")
     with progress(f"{command}: {path}"):
         rows = module.report(Bundle.open(path), opts)
-        if fmt != "jsonl":  # text renders after the activity bar is gone
-            rows = list(rows)
+        if fmt != "jsonl" and hasattr(rows, "__next__"):
+            rows = list(rows)  # a lazy report: do the work while the activity bar is up
     if fmt == "jsonl":
         import sys
 
