@@ -1,0 +1,44 @@
+"""Tool-level helpers shared by the amdgpu-* commands: function I/O (the `--input` grammar,
+printing results, `--output` files, `--expected_output` checks) and element types.
+
+Everything here works on host values (numpy arrays and scalars, `Tensor`); turning them into
+device buffers is the VM/HAL's job.
+"""
+
+from amdgpu_cli.tooling.element_types import ElementType, ElementTypeError, NumericalType
+from amdgpu_cli.tooling.io import (
+    DEFAULT_MAX_ELEMENT_COUNT,
+    Equality,
+    FunctionIOError,
+    InputFiles,
+    StorageBuffer,
+    Tensor,
+    Value,
+    compare_expected,
+    format_result,
+    format_results,
+    parse_input,
+    parse_inputs,
+    write_output,
+    write_outputs,
+)
+
+__all__ = [
+    "DEFAULT_MAX_ELEMENT_COUNT",
+    "ElementType",
+    "ElementTypeError",
+    "Equality",
+    "FunctionIOError",
+    "InputFiles",
+    "NumericalType",
+    "StorageBuffer",
+    "Tensor",
+    "Value",
+    "compare_expected",
+    "format_result",
+    "format_results",
+    "parse_input",
+    "parse_inputs",
+    "write_output",
+    "write_outputs",
+]
