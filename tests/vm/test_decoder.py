@@ -34,7 +34,8 @@ import pytest
 from amdgpu_cli.formats.vmfb import FeatureBits, VmfbFormatError, load_vmfb
 from amdgpu_cli.vm import isa
 from amdgpu_cli.vm.decoder import (BytecodeVerifyError, Callee, Register, decode, decode_function,
-                                   disassemble, verify)
+                                   verify)
+from amdgpu_cli.vm.disassembler import disassemble
 
 from .test_vmfb import EXAMPLE_KEYS, compile_mlir, dump_module, example_modules  # noqa: F401
 

@@ -34,7 +34,8 @@ from amdgpu_cli.formats.vmfb import (  # noqa: E402
     load_vmfb,
     split_cconv,
 )
-from amdgpu_cli.vm.decoder import disassemble, verify  # noqa: E402
+from amdgpu_cli.vm.decoder import verify  # noqa: E402
+from amdgpu_cli.vm.disassembler import disassemble  # noqa: E402
 from examples.compile import MODELS_DIR, CompileError, iree_compile_binary, target_flags  # noqa: E402
 
 MODELS = sorted(p.stem for p in MODELS_DIR.glob("*.mlir"))
