@@ -359,6 +359,38 @@ class _Dispatches:
     top: list[dict]
 
 
+def _match_events(model: Model, options: ReportOptions, rows, chunk, pdo, queue, stream,
+                  what: str):
+    """The events `--id` selects, grouped per (device, executable, function), and which groups
+    `--filter` keeps. Every selected event's queue and every group's function must resolve, whether
+    or not the filter then keeps it; failures are collected as (row, error) for file-order raising.
+    """
+    eid, fn = rows["executable_id"], rows["function_ordinal"]
+    selected = np.flatnonzero(_id_mask(rows["event_id"], options.id))
+    errors = []
+    codes, firsts = _groups(pdo[selected], queue[selected], stream[selected])
+    missing = [g for g, i in enumerate(firsts.tolist())
+               if (int(pdo[selected[i]]), int(queue[selected[i]]), int(stream[selected[i]]))
+               not in model.queues]
+    if missing:
+        i = int(selected[np.flatnonzero(np.isin(codes, missing))[0]])
+        errors.append((i, MissingMetadataError(
+            f"{what} references missing queue metadata device={int(pdo[i])} "
+            f"queue={int(queue[i])} stream={int(stream[i])} "
+            f"submission={int(rows['submission_id'][i])}", record_index=int(chunk[i]))))
+
+    codes, firsts = _groups(pdo[selected], eid[selected], fn[selected])
+    keep = np.zeros(len(firsts), bool)
+    for g, i in enumerate(firsts.tolist()):
+        j = int(selected[i])
+        try:
+            keep[g] = options.matches(model.dispatch_key(int(pdo[j]), int(eid[j]), int(fn[j]), what))
+        except MissingMetadataError as e:
+            e.record_index = int(chunk[j])  # the group's first row is its first failing event
+            errors.append((j, e))
+    return selected, codes, firsts, keep, errors
+
+
 def _dispatch_pass(bundle: Bundle, model: Model, options: ReportOptions) -> _Dispatches:
     d = bundle.typed("dispatch-events")
     rows, chunk = d.rows, d.chunk
@@ -369,30 +401,8 @@ def _dispatch_pass(bundle: Bundle, model: Model, options: ReportOptions) -> _Dis
     stream = header["stream_id"][chunk]
     eid, fn = rows["executable_id"], rows["function_ordinal"]
 
-    selected = np.flatnonzero(_id_mask(rows["event_id"], options.id))
-    errors = []
-    codes, firsts = _groups(pdo[selected], queue[selected], stream[selected])
-    missing = [g for g, i in enumerate(firsts.tolist())
-               if (int(pdo[selected[i]]), int(queue[selected[i]]), int(stream[selected[i]]))
-               not in model.queues]
-    if missing:
-        i = int(selected[np.flatnonzero(np.isin(codes, missing))[0]])
-        errors.append((i, MissingMetadataError(
-            f"dispatch event references missing queue metadata device={int(pdo[i])} "
-            f"queue={int(queue[i])} stream={int(stream[i])} "
-            f"submission={int(rows['submission_id'][i])}", record_index=int(chunk[i]))))
-
-    # Function aggregates: one group per (device, executable, function) among id-matching events;
-    # every one must resolve to a function, whether or not --filter then keeps it.
-    codes, firsts = _groups(pdo[selected], eid[selected], fn[selected])
-    keep = np.zeros(len(firsts), bool)
-    for g, i in enumerate(firsts.tolist()):
-        j = int(selected[i])
-        try:
-            keep[g] = options.matches(model.dispatch_key(int(pdo[j]), int(eid[j]), int(fn[j])))
-        except MissingMetadataError as e:
-            e.record_index = int(chunk[j])  # the group's first row is its first failing event
-            errors.append((j, e))
+    selected, codes, firsts, keep, errors = _match_events(
+        model, options, rows, chunk, pdo, queue, stream, "dispatch event")
     if errors:
         raise min(errors, key=lambda t: t[0])[1]
 
@@ -466,29 +476,8 @@ def _host_pass(bundle: Bundle, model: Model, options: ReportOptions) -> _Hosts:
     pdo, queue, stream = rows["physical_device_ordinal"], rows["queue_ordinal"], rows["stream_id"]
     eid, fn = rows["executable_id"], rows["function_ordinal"]
 
-    selected = np.flatnonzero(_id_mask(rows["event_id"], options.id))
-    errors = []
-    codes, firsts = _groups(pdo[selected], queue[selected], stream[selected])
-    missing = [g for g, i in enumerate(firsts.tolist())
-               if (int(pdo[selected[i]]), int(queue[selected[i]]), int(stream[selected[i]]))
-               not in model.queues]
-    if missing:
-        i = int(selected[np.flatnonzero(np.isin(codes, missing))[0]])
-        errors.append((i, MissingMetadataError(
-            f"host dispatch event references missing queue metadata device={int(pdo[i])} "
-            f"queue={int(queue[i])} stream={int(stream[i])} "
-            f"submission={int(rows['submission_id'][i])}", record_index=int(chunk[i]))))
-
-    codes, firsts = _groups(pdo[selected], eid[selected], fn[selected])
-    keep = np.zeros(len(firsts), bool)
-    for g, i in enumerate(firsts.tolist()):
-        j = int(selected[i])
-        try:
-            key = model.dispatch_key(int(pdo[j]), int(eid[j]), int(fn[j]), "host dispatch event")
-            keep[g] = options.matches(key)
-        except MissingMetadataError as e:
-            e.record_index = int(chunk[j])
-            errors.append((j, e))
+    selected, codes, firsts, keep, errors = _match_events(
+        model, options, rows, chunk, pdo, queue, stream, "host dispatch event")
 
     row_keep = keep[codes]
     matched = selected[row_keep]
