@@ -6,15 +6,10 @@ device buffers is the VM/HAL's job.
 """
 
 from amdgpu_cli.tooling.element_types import ElementType, ElementTypeError, NumericalType
+from amdgpu_cli.tooling.expected import Equality, compare_expected
 from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
-    Equality,
-    FunctionIOError,
     InputFiles,
-    StorageBuffer,
-    Tensor,
-    Value,
-    compare_expected,
     format_result,
     format_results,
     parse_input,
@@ -22,6 +17,7 @@ from amdgpu_cli.tooling.io import (
     write_output,
     write_outputs,
 )
+from amdgpu_cli.tooling.values import FunctionIOError, StorageBuffer, Tensor, Value
 
 __all__ = [
     "DEFAULT_MAX_ELEMENT_COUNT",

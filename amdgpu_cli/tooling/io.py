@@ -1,15 +1,6 @@
 """Function I/O of amdgpu-run: `--input` values in, results out, exactly as iree-run-module.
 
 What this module owns
-* Values. A function argument or result is one of
-    - `None`: a null ref or an empty variant (prints `(null)`);
-    - a numpy scalar `np.int32`, `np.int64`, `np.float32`, `np.float64` (also `np.int8`,
-      `np.int16`): a VM primitive value; a Python `int` counts as i64 and a `float` as f64;
-    - `Tensor`: the host image of a `hal.buffer_view` (IREE element type + dense bytes);
-    - `StorageBuffer`: the host image of a bare `hal.buffer` (what an `&...` input passes);
-    - `bytes`/`bytearray`/`memoryview`: a `vm.buffer`;
-    - a `list`/`tuple` of values: a `vm.list`.
-  A plain `np.ndarray` is accepted wherever a Tensor is and converted with `Tensor.from_array`.
 * Parsing (`parse_input`, `parse_inputs`): the whole `--input` grammar of IREE 3.13.0's
   `iree/tooling/function_io.c` and `hal/string_util.c`, driven by the function's cconv
   (`i`, `I`, `f`, `F`, `r`): `(null)`, `@`/`+`/`*file.npy`, `&tensor`, C-literal scalars, and
@@ -20,8 +11,8 @@ What this module owns
   i1 and opaque types, `--output_max_element_count` elision.
 * Outputs (`write_output`, `write_outputs`): `--output=` empty / `-` / `@file` / `+file`,
   .npy written byte for byte like IREE's numpy_io (other suffixes get the raw bytes).
-* Checking (`compare_expected`): `--expected_output` with IREE's matchers, tolerances, messages
-  and its 3.13.0 quirk that scalar results never match.
+The values themselves live in `values`, .npy reading and writing in `npy`, and the
+`--expected_output` check in `expected`.
 
 Errors a user can cause raise `FunctionIOError` (an AmdgpuCliError) whose `status` is the IREE
 status code name and whose message carries IREE's wording where IREE has one, followed by the
@@ -31,26 +22,22 @@ same `parsing input `...`` annotation. Files named by inputs that cannot be open
 Threading: none; every call is self-contained except an explicit `InputFiles`, which is not
 thread-safe (neither is IREE's stream list).
 
-Sources: IREE runtime/src/iree/tooling/{function_io.c,numpy_io.c,comparison.cc,
-buffer_view_matchers.c,process_results.c}, hal/{string_util.c,buffer_view_util.c}.
+Sources: IREE runtime/src/iree/tooling/{function_io.c,process_results.c},
+hal/{string_util.c,buffer_view_util.c}.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import sys
-from dataclasses import dataclass
-from typing import IO, Any, Iterable, Sequence, Union
+from typing import IO, Iterable, Sequence
 
 import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError, InputFileError
 from amdgpu_cli.tooling.element_types import (
-    F16,
     F32,
     F64,
-    BF16,
     I8,
     ElementType,
     NumericalType,
@@ -61,178 +48,37 @@ from amdgpu_cli.tooling.element_types import (
     encode_narrow_float,
     is_c_float_literal,
 )
+from amdgpu_cli.tooling.npy import _at_end, npy_bytes, read_npy
+from amdgpu_cli.tooling.values import (
+    _C_SPACE,
+    _MAX_RANK,
+    _SCALAR_NAMES,
+    FunctionIOError,
+    StorageBuffer,
+    Tensor,
+    Value,
+    _bits,
+    _checked_size,
+    _from_bits,
+    _normalize,
+    _type_name,
+    _widen,
+)
 
 __all__ = [
     "DEFAULT_MAX_ELEMENT_COUNT",
-    "Equality",
-    "FunctionIOError",
     "InputFiles",
-    "StorageBuffer",
-    "Tensor",
-    "Value",
-    "compare_expected",
     "format_buffer_view",
     "format_result",
     "format_results",
-    "npy_bytes",
     "parse_input",
     "parse_inputs",
-    "read_npy",
     "write_output",
     "write_outputs",
 ]
 
 DEFAULT_MAX_ELEMENT_COUNT = 1024  # iree-run-module's --output_max_element_count
-_MAX_RANK = 128  # IREE rejects shapes of higher rank
-_MAX_ALLOCATION = 1 << 40  # refuse absurd shapes instead of asking numpy for petabytes
-_C_SPACE = " \t\n\v\f\r"
 _SEPARATORS = frozenset(_C_SPACE + ",[]")
-
-
-class FunctionIOError(AmdgpuCliError):
-    """A bad --input / --output / --expected_output value; `status` is IREE's code name."""
-
-
-# --------------------------------------------------------------------------------------------
-# Values
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class Tensor:
-    """Host image of a `hal.buffer_view`: an IREE element type and dense row-major storage.
-
-    `storage` is C-contiguous, has the tensor's shape and the element type's storage dtype
-    (raw bits for bf16/f8, uint8 for i1, `V<n>` for opaque types), so the IREE element type is
-    never lost to numpy's coarser dtypes (si32 and i32 are both int32 there).
-    """
-
-    element_type: ElementType
-    storage: np.ndarray
-
-    type_name = "hal.buffer_view"
-
-    def __post_init__(self):
-        storage = np.asarray(self.storage)
-        if not storage.flags.c_contiguous:
-            storage = storage.copy(order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
-        if storage.dtype != self.element_type.storage_dtype:
-            raise TypeError(
-                f"storage dtype {storage.dtype} does not hold {self.element_type.name} elements"
-            )
-        object.__setattr__(self, "storage", storage)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.storage.shape)
-
-    @property
-    def nbytes(self) -> int:
-        return self.storage.nbytes
-
-    def tobytes(self) -> bytes:
-        return self.storage.tobytes()
-
-    @property
-    def array(self) -> np.ndarray:
-        """The values in the user-facing dtype (bool for i1; ml_dtypes for bf16 and f8)."""
-        dtype = self.element_type.numpy_dtype
-        if self.element_type.is_boolean:
-            return self.storage != 0
-        return self.storage.view(dtype)
-
-    @classmethod
-    def from_bytes(cls, element_type: ElementType, shape: Sequence[int], data) -> Tensor:
-        dtype = element_type.storage_dtype
-        storage = np.frombuffer(bytes(data), dtype=dtype).reshape(tuple(shape))
-        return cls(element_type, storage.copy())
-
-    @classmethod
-    def from_array(cls, array, element_type: ElementType | str | None = None) -> Tensor:
-        """Wraps a numpy array; integers default to signless `iN`, bool to i1.
-
-        With an explicit element type the values are converted to it (through IREE's own
-        f32 rounding for f16, bf16 and the f8 types).
-        """
-        array = np.asarray(array)
-        if isinstance(element_type, str):
-            element_type = ElementType.parse(element_type)
-        if element_type is None:
-            element_type = ElementType.from_numpy_dtype(array.dtype)
-        storage_dtype = element_type.storage_dtype
-        if array.dtype == storage_dtype:
-            storage = array.copy()
-        elif element_type.is_boolean:
-            storage = (array != 0).astype(storage_dtype)
-        elif element_type.narrow_float is not None:
-            if array.dtype.kind == "V" and array.dtype.itemsize == storage_dtype.itemsize:
-                storage = array.view(storage_dtype).copy()  # ml_dtypes values: keep the bits
-            else:
-                bits = encode_narrow_float(array.astype(np.float32), element_type.narrow_float)
-                storage = _from_bits(bits, storage_dtype)
-        else:
-            storage = array.astype(storage_dtype)
-        return cls(element_type, storage)
-
-    def retyped(self, element_type: ElementType | str) -> Tensor:
-        """The same bytes seen as another element type of the same width."""
-        if isinstance(element_type, str):
-            element_type = ElementType.parse(element_type)
-        return Tensor(element_type, self.storage.view(element_type.storage_dtype))
-
-    def __repr__(self) -> str:
-        return f"Tensor({format_buffer_view(self, 8)})"
-
-
-@dataclass(frozen=True)
-class StorageBuffer:
-    """Host image of a bare `hal.buffer` (no shape or element type)."""
-
-    data: bytes
-
-    type_name = "hal.buffer"
-
-
-Value = Union[None, np.generic, int, float, Tensor, StorageBuffer, bytes, list]
-
-_SCALAR_NAMES = {
-    np.dtype(np.int8): "i8",
-    np.dtype(np.int16): "i16",
-    np.dtype(np.int32): "i32",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float64): "f64",
-}
-
-
-def _normalize(value: Any) -> Any:
-    """Python ints/floats and numpy arrays to the canonical value kinds."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("booleans are not VM values; use np.int32 or an i1 Tensor")
-    if isinstance(value, int):
-        return np.int64(value)
-    if isinstance(value, float):
-        return np.float64(value)
-    if isinstance(value, np.ndarray):
-        return Tensor.from_array(value)
-    if isinstance(value, np.generic) and value.dtype not in _SCALAR_NAMES:
-        raise TypeError(f"numpy scalar of dtype {value.dtype} is not a VM value")
-    return value
-
-
-def _type_name(value: Any) -> str:
-    """IREE's name for a variant's type (`iree_vm_append_variant_type_string`)."""
-    if value is None:
-        return "empty"
-    if isinstance(value, np.generic):
-        return _SCALAR_NAMES[value.dtype]
-    if isinstance(value, (Tensor, StorageBuffer)):
-        return value.type_name
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return "vm.buffer"
-    if isinstance(value, (list, tuple)):
-        return "vm.list"
-    raise TypeError(f"{type(value).__name__} is not a function I/O value")
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,11 +136,6 @@ def _read_exact(f: IO[bytes], size: int) -> bytes:
     if len(data) != size:
         raise FunctionIOError("end-of-file encountered during read", status="OUT_OF_RANGE")
     return data
-
-
-def _at_end(f: IO[bytes]) -> bool:
-    position = f.tell()
-    return position == os.fstat(f.fileno()).st_size
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,20 +362,6 @@ def _parse_shape(text: str) -> list[int]:
     return dims
 
 
-def _checked_size(shape: Sequence[int], element_type: ElementType) -> tuple[int, np.dtype]:
-    if element_type.bit_count == 0:
-        raise FunctionIOError("opaque element types cannot be indexed")
-    dtype = element_type.storage_dtype
-    count = math.prod(shape)
-    if count * dtype.itemsize > _MAX_ALLOCATION:
-        raise FunctionIOError(
-            f"cannot allocate a {'x'.join(map(str, shape))}x{element_type} buffer "
-            f"({count * dtype.itemsize} bytes)",
-            status="RESOURCE_EXHAUSTED",
-        )
-    return count, dtype
-
-
 def _parse_tensor(text: str, files: InputFiles) -> Tensor:
     metadata, sep, contents = text.partition("=")
     if sep and contents[:1] in ("@", "+"):
@@ -648,15 +475,6 @@ def _element_parser(element_type: ElementType):
     return parse_hex
 
 
-def _bits(storage: np.ndarray) -> np.ndarray:
-    """Storage seen as unsigned integers of the same width (f16 storage is np.float16)."""
-    return storage.view(f"<u{storage.dtype.itemsize}")
-
-
-def _from_bits(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    return bits.astype(f"<u{dtype.itemsize}").view(dtype)
-
-
 def _hex_nibble(c: str) -> int:
     return int(c, 16) if c in "0123456789abcdefABCDEF" else 0
 
@@ -677,141 +495,6 @@ def _pack_elements(parsed: list, element_type: ElementType) -> np.ndarray:
         low_bits = np.array([v & mask for v in parsed], dtype=np.uint64)
         return low_bits.astype(unsigned_dtype).view(dtype)
     return np.array(parsed, dtype=dtype)
-
-
-# --------------------------------------------------------------------------------------------
-# .npy files (IREE numpy_io.c)
-# --------------------------------------------------------------------------------------------
-
-_NPY_MAGIC = b"\x93NUMPY"
-
-
-def read_npy(f: IO[bytes]) -> Tensor:
-    """Reads the next ndarray from an open .npy stream, with IREE's acceptance rules.
-
-    Integers come back signed (`<i4` is si32), Fortran order and big-endian data are
-    rejected, and the header dict is scanned the way IREE scans it.
-    """
-    if _at_end(f):
-        raise FunctionIOError("end-of-file", status="OUT_OF_RANGE")
-    prefix = f.read(8)
-    if len(prefix) != 8:
-        raise FunctionIOError(
-            "end-of-file encountered during read; unable to read entire header prefix",
-            status="OUT_OF_RANGE",
-        )
-    if prefix[:6] != _NPY_MAGIC:
-        raise FunctionIOError("npy header magic mismatch")
-    major, minor = prefix[6], prefix[7]
-    if major == 0 or major > 3:
-        raise FunctionIOError(f"npy version {major}.{minor} not supported", status="UNIMPLEMENTED")
-    length_size = 2 if major == 1 else 4
-    length_bytes = f.read(length_size)
-    if len(length_bytes) != length_size:
-        raise FunctionIOError(
-            f"end-of-file encountered during read; failed to read version {major}.{minor} "
-            f"{length_size}-byte header length",
-            status="OUT_OF_RANGE",
-        )
-    header_length = int.from_bytes(length_bytes, "little")
-    header = f.read(header_length)
-    if len(header) != header_length:
-        raise FunctionIOError(
-            "end-of-file encountered during read; "
-            f"failed to read header string of {header_length} bytes",
-            status="OUT_OF_RANGE",
-        )
-    element_type, shape, dense = _parse_npy_header(header.decode("latin-1"))
-    if not dense:
-        raise FunctionIOError(
-            "unimplemented encoding type size calculation", status="UNIMPLEMENTED"
-        )
-    count, dtype = _checked_size(shape, element_type)
-    size = count * dtype.itemsize
-    data = f.read(size)
-    if len(data) != size:
-        raise FunctionIOError(
-            f"end-of-file encountered during read; failed to read npy contents of {size} bytes",
-            status="OUT_OF_RANGE",
-        )
-    return Tensor(element_type, np.frombuffer(data, dtype=dtype).reshape(shape).copy())
-
-
-def _parse_npy_header(header: str) -> tuple[ElementType, list[int], bool]:
-    text = header.strip(_C_SPACE)
-    if text.startswith("{"):
-        text = text[1:]
-    if text.endswith("}"):
-        text = text[:-1]
-    element_type = ElementType(NumericalType.UNKNOWN, 0)
-    shape: list[int] = []
-    dense = False
-    while text:
-        key, sep, text = text.partition(":")
-        if not sep:
-            raise FunctionIOError("malformed header dict")
-        key = key[1:] if key.startswith("'") else key
-        key = key[:-1] if key.endswith("'") else key
-        text = text.strip(_C_SPACE)
-        if text.startswith("True"):
-            value, text = "True", text[4:]
-        elif text.startswith("False"):
-            value, text = "False", text[5:]
-        elif text.startswith("'"):
-            value, _, text = text[1:].partition("'")
-        elif text.startswith("("):
-            value, _, text = text[1:].partition(")")
-        else:
-            raise FunctionIOError("malformed header dict")
-        if not text.startswith(","):
-            raise FunctionIOError("malformed header dict")
-        text = text[1:].strip(_C_SPACE)
-        if key == "descr":
-            element_type = ElementType.from_npy_descr(value)
-        elif key == "fortran_order":
-            if value != "False":
-                raise FunctionIOError(
-                    "fortran order arrays not supported", status="UNIMPLEMENTED"
-                )
-            dense = True
-        elif key == "shape":
-            shape = _parse_npy_shape(value)
-    return element_type, shape, dense
-
-
-def _parse_npy_shape(value: str) -> list[int]:
-    if not value:
-        return []
-    body = value[:-1] if value.endswith(",") else value
-    rank = body.count(",") + 1
-    if rank > _MAX_RANK:
-        raise FunctionIOError(f"shape rank {rank} too large; be reasonable please")
-    parts = value.split(",")
-    dims = []
-    for i in range(rank):
-        part = parts[i].strip(_C_SPACE) if i < len(parts) else ""
-        dim = c_strtoul(part, 64)
-        if dim is None:
-            raise FunctionIOError(f"invalid dimension {i} value {part}")
-        dims.append(dim)
-    return dims
-
-
-def npy_bytes(tensor: Tensor) -> bytes:
-    """One ndarray in IREE's .npy layout (v1.0, or v2.0 for a header over 65535 bytes)."""
-    if tensor.shape:
-        dims = ", ".join(str(d) for d in tensor.shape) + ("," if len(tensor.shape) == 1 else "")
-    else:
-        dims = ""
-    descr = tensor.element_type.npy_descr
-    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}"
-    encoded = header.encode("latin-1")
-    v2 = len(encoded) > 65535
-    unpadded = 8 + (4 if v2 else 2) + len(encoded) + 1
-    padding = -unpadded % 64
-    length = (len(encoded) + padding + 1).to_bytes(4 if v2 else 2, "little")
-    version = b"\x02\x00" if v2 else b"\x01\x00"
-    return _NPY_MAGIC + version + length + encoded + b" " * padding + b"\n" + tensor.tobytes()
 
 
 # --------------------------------------------------------------------------------------------
@@ -993,161 +676,3 @@ def _as_buffer_view(value: Value) -> Tensor:
     raise FunctionIOError(
         "unsupported output source type; expected: !hal.buffer, !hal.buffer_view, !vm.buffer"
     )
-
-
-# --------------------------------------------------------------------------------------------
-# --expected_output
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Equality:
-    """IREE's comparison flags: `--equality_mode`, `--expected_*_threshold`, `--expected_rtol`."""
-
-    mode: str = "approximate"
-    f16_atol: float = 0.001
-    f32_atol: float = 0.0001
-    f64_atol: float = 0.0001
-    bf16_atol: float = 0.01
-    rtol: float = 1e-5
-
-    def __post_init__(self):
-        if self.mode not in ("approximate", "exact"):
-            raise FunctionIOError(
-                f"unknown equality mode '{self.mode}' (expected approximate or exact)"
-            )
-
-    def atol_for(self, element_type: ElementType) -> float | None:
-        """The absolute tolerance of a float type (flags are C floats except f64's)."""
-        f32 = lambda x: float(np.float32(x))  # noqa: E731
-        return {
-            F16: lambda: f32(self.f16_atol),
-            F32: lambda: f32(self.f32_atol),
-            F64: lambda: float(self.f64_atol),
-            BF16: lambda: f32(self.bf16_atol),
-        }.get(element_type, lambda: None)()
-
-
-_SUCCESS = "[SUCCESS] all function outputs matched their expected values.\n"
-
-
-def compare_expected(
-    actual: Sequence[Value],
-    expected_specs: Sequence[str],
-    *,
-    cconv: str | None = None,
-    equality: Equality | None = None,
-) -> tuple[bool, str]:
-    """Checks results against `--expected_output` values; returns (ok, stdout text).
-
-    The text is what iree-run-module prints: `[FAILED] ...` blocks for each mismatch, or the
-    `[SUCCESS] ...` line. `cconv` is the function's result cconv; by default it is derived
-    from the actual values. Badly formed expected values raise FunctionIOError.
-    """
-    actual = [_normalize(v) for v in actual]
-    equality = equality or Equality()
-    if cconv is None:
-        cconv = "".join(_cconv_of(v) for v in actual)
-    try:
-        expected = parse_inputs(expected_specs, cconv)
-    except AmdgpuCliError as e:
-        raise type(e)(f"{e}; parsing expected function outputs", status=e.status) from None
-    if len(expected) != len(actual):
-        return False, (
-            f"[FAILED] expected {len(expected)} list elements but {len(actual)} provided\n"
-        )
-    lines = []
-    ok = True
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        failure = _compare_variants(i, e, a, equality)
-        if failure:
-            ok = False
-            lines.append(failure)
-    if ok:
-        lines.append(_SUCCESS)
-    return ok, "".join(lines)
-
-
-def _cconv_of(value: Value) -> str:
-    if isinstance(value, np.generic):
-        return {"i8": "i", "i16": "i", "i32": "i", "i64": "I", "f32": "f", "f64": "F"}[
-            _SCALAR_NAMES[value.dtype]
-        ]
-    return "r"
-
-
-def _compare_variants(index: int, expected: Value, actual: Value, equality: Equality) -> str:
-    if expected is None:
-        return ""  # an expected (null)/(ignored) ref is a wildcard
-    if isinstance(expected, Tensor) and isinstance(actual, Tensor):
-        return _compare_buffer_views(index, expected, actual, equality)
-    # IREE 3.13.0 inverts its same-type test for primitive values, so scalars always land
-    # here, even when they are equal.
-    return (
-        f"[FAILED] result[{index}]: variant types mismatch; expected {_type_name(expected)} "
-        f"but got {_type_name(actual)}\n"
-    )
-
-
-def _shape_and_type(tensor: Tensor) -> str:
-    dims = "".join(f"{d}x" for d in tensor.shape)
-    return f"{dims}{tensor.element_type.name}"
-
-
-def _compare_buffer_views(index: int, expected: Tensor, actual: Tensor, equality: Equality) -> str:
-    why = _match_buffer_view(expected, actual, equality)
-    if why is None:
-        return ""
-    return (
-        f"[FAILED] result[{index}]: {why}; expected that the view is equal to contents of a "
-        f"view of {_shape_and_type(expected)}\n  expected:\n"
-        f"{format_buffer_view(expected, DEFAULT_MAX_ELEMENT_COUNT)}\n  actual:\n"
-        f"{format_buffer_view(actual, DEFAULT_MAX_ELEMENT_COUNT)}\n"
-    )
-
-
-def _match_buffer_view(expected: Tensor, actual: Tensor, equality: Equality) -> str | None:
-    """None when equal, else IREE's description of the first difference."""
-    if expected.shape != actual.shape or expected.element_type != actual.element_type:
-        return (
-            f"metadata is {_shape_and_type(actual)}; expected that the view matches "
-            f"{_shape_and_type(expected)}"
-        )
-    element_type = actual.element_type
-    e_flat = expected.storage.reshape(-1)
-    a_flat = actual.storage.reshape(-1)
-    atol = equality.atol_for(element_type) if equality.mode == "approximate" else None
-    if atol is not None:
-        e_values, a_values = _as_float64(e_flat, element_type), _as_float64(a_flat, element_type)
-        with np.errstate(invalid="ignore", over="ignore"):
-            close = np.abs(a_values - e_values) <= atol + equality.rtol * np.abs(e_values)
-            good = (a_values == e_values) | (np.isnan(a_values) & np.isnan(e_values)) | (
-                np.isfinite(e_values) & close
-            )
-    else:
-        size = element_type.byte_size
-        e_bytes = np.frombuffer(e_flat.tobytes(), dtype=np.uint8).reshape(-1, size)
-        a_bytes = np.frombuffer(a_flat.tobytes(), dtype=np.uint8).reshape(-1, size)
-        good = np.all(e_bytes == a_bytes, axis=1)
-    bad = np.flatnonzero(~good)
-    if not bad.size:
-        return None
-    i = int(bad[0])
-    formatter = _element_formatter(element_type)
-    return (
-        f"element at index {i} ({formatter(a_flat[i : i + 1])[0]}) does not match the "
-        f"expected ({formatter(e_flat[i : i + 1])[0]})"
-    )
-
-
-def _as_float64(flat: np.ndarray, element_type: ElementType) -> np.ndarray:
-    fmt = element_type.narrow_float
-    if fmt is not None:
-        return _widen(decode_narrow_float(_bits(flat), fmt))
-    return _widen(flat)
-
-
-def _widen(values: np.ndarray) -> np.ndarray:
-    """float -> float64, as C promotes for printf (signalling NaNs become quiet, silently)."""
-    with np.errstate(invalid="ignore"):
-        return values.astype(np.float64)

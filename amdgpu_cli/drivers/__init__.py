@@ -1,0 +1,1 @@
+"""HAL drivers: `local` (CPU, IREE executable-library ABI); GPU drivers live beside it."""

@@ -1,0 +1,481 @@
+"""Builds `amdgpu_cli.drivers.local._dispatch`: the CPU driver's native helper (cffi API mode).
+
+What it holds, and why it is C:
+* the IREE executable-library ABI v0 structs (`runtime/src/iree/hal/local/executable_library.h`,
+  IREE 3.13.0, library version 6), declared once here and used by `elf_loader.py` and
+  `executable.py` through `ffi`;
+* page mapping (`mmap`/`mprotect`/`munmap`) for the embedded-ELF loader;
+* `lx_environment_init`: fills `environment_v0` as IREE's runtime does — the import thunk and the
+  x86_64 CPU feature bits in `processor.data[0]` (IREE `base/internal/cpu.c` bit layout);
+* `lx_call_query` / `lx_call_init`: calls into the loaded library without libffi;
+* `lx_dispatch`: runs one dispatch over its whole workgroup grid, either serially on the calling
+  thread or on an `lx_pool_t` (a persistent pthread pool; the caller's thread is worker 0). Each
+  worker has its own workgroup state and a 64-byte-aligned local-memory arena. Workgroups are
+  handed out through one atomic counter (x inner, then y, then z); the first non-zero return
+  stops the dispatch and is reported with its workgroup id.
+
+The GIL is released around every call (cffi's default), so Python threads may dispatch
+concurrently; a pool runs one dispatch at a time (callers queue on its lock).
+
+Development build, from the repository root: `python amdgpu_cli/drivers/local/_dispatch_build.py`.
+Packaging: setup.py `cffi_modules` entry `amdgpu_cli/drivers/local/_dispatch_build.py:ffibuilder`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from cffi import FFI
+
+# ABI structs: copied field by field from executable_library.h (v0, version 6). Sizes are checked
+# by tests against the layouts in /work/shared/reference/vmfb.md section 5.1.
+ABI_CDEF = """
+typedef struct {
+    uint32_t version;
+    const char* name;
+    uint32_t features;
+    int32_t sanitizer;
+} iree_hal_executable_library_header_t;
+
+typedef int (*iree_hal_executable_import_v0_t)(void* params, void* context, void* reserved);
+typedef int (*iree_hal_executable_import_thunk_v0_t)(iree_hal_executable_import_v0_t fn_ptr,
+                                                      void* params, void* context, void* reserved);
+
+typedef struct {
+    uint32_t count;
+    const char* const* symbols;
+} iree_hal_executable_import_table_v0_t;
+
+typedef struct {
+    uint64_t data[8];
+} iree_hal_processor_v0_t;
+
+typedef struct {
+    const uint32_t* constants;
+    iree_hal_executable_import_thunk_v0_t import_thunk;
+    const iree_hal_executable_import_v0_t* import_funcs;
+    const void** import_contexts;
+    iree_hal_processor_v0_t processor;
+} iree_hal_executable_environment_v0_t;
+
+typedef struct {
+    uint32_t workgroup_size_x;
+    uint32_t workgroup_size_y;
+    uint16_t workgroup_size_z;
+    uint16_t constant_count;
+    uint32_t workgroup_count_x;
+    uint32_t workgroup_count_y;
+    uint16_t workgroup_count_z;
+    uint8_t max_concurrency;
+    uint8_t binding_count;
+    const uint32_t* constants;
+    void* const* binding_ptrs;
+    const size_t* binding_lengths;
+} iree_hal_executable_dispatch_state_v0_t;
+
+typedef struct {
+    uint32_t workgroup_id_x;
+    uint32_t workgroup_id_y;
+    uint16_t workgroup_id_z;
+    uint16_t reserved;
+    uint32_t processor_id;
+    void* local_memory;
+    uint32_t local_memory_size;
+} iree_hal_executable_workgroup_state_v0_t;
+
+typedef int (*iree_hal_executable_dispatch_v0_t)(
+    const iree_hal_executable_environment_v0_t* environment,
+    const iree_hal_executable_dispatch_state_v0_t* dispatch_state,
+    const iree_hal_executable_workgroup_state_v0_t* workgroup_state);
+
+typedef struct {
+    uint64_t flags;
+    uint16_t local_memory_pages;
+    uint8_t constant_count;
+    uint8_t binding_count;
+    uint32_t workgroup_size_x;
+    uint32_t workgroup_size_y;
+    uint16_t workgroup_size_z;
+    uint16_t parameter_count;
+    uint64_t reserved_1[5];
+} iree_hal_executable_dispatch_attrs_v0_t;
+
+typedef struct {
+    uint32_t line;
+    uint32_t path_length;
+    const char* path;
+} iree_hal_executable_source_location_v0_t;
+
+typedef struct {
+    uint32_t count;
+    const iree_hal_executable_dispatch_v0_t* ptrs;
+    const iree_hal_executable_dispatch_attrs_v0_t* attrs;
+    const void** params;
+    const void* occupancy;
+    const char* const* names;
+    const char* const* tags;
+    const char* const* parameter_names;
+    const iree_hal_executable_source_location_v0_t* source_locations;
+    const void* stage_locations;
+} iree_hal_executable_export_table_v0_t;
+
+typedef struct {
+    uint32_t count;
+} iree_hal_executable_constant_table_v0_t;
+
+typedef struct {
+    uint32_t count;
+    const void* files;
+} iree_hal_executable_source_file_table_v0_t;
+
+typedef struct {
+    const iree_hal_executable_library_header_t* header;
+    iree_hal_executable_import_table_v0_t imports;
+    iree_hal_executable_export_table_v0_t exports;
+    iree_hal_executable_constant_table_v0_t constants;
+    iree_hal_executable_source_file_table_v0_t sources;
+} iree_hal_executable_library_v0_t;
+"""
+
+HELPER_CDEF = """
+#define PROT_NONE ...
+#define PROT_READ ...
+#define PROT_WRITE ...
+#define PROT_EXEC ...
+
+void* lx_map(size_t size, int* out_errno);
+int lx_protect(void* addr, size_t size, int prot);
+int lx_unmap(void* addr, size_t size);
+size_t lx_page_size(void);
+
+void lx_environment_init(iree_hal_executable_environment_v0_t* env);
+void* lx_host_import(const char* name);
+const iree_hal_executable_library_header_t** lx_call_query(
+    void* query_fn, uint32_t max_version, const iree_hal_executable_environment_v0_t* env);
+void lx_call_init(void* fn);
+
+typedef struct lx_pool lx_pool_t;
+lx_pool_t* lx_pool_create(uint32_t worker_count);
+void lx_pool_destroy(lx_pool_t* pool);
+uint32_t lx_pool_size(const lx_pool_t* pool);
+
+typedef struct {
+    int32_t status;          /* 0 ok; kernel's return value; -1 local memory allocation failed */
+    uint32_t workgroup_id_x;
+    uint32_t workgroup_id_y;
+    uint32_t workgroup_id_z;
+    uint64_t workgroups_run;
+} lx_dispatch_result_t;
+
+int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
+                void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
+                uint32_t local_memory_size, lx_dispatch_result_t* out);
+"""
+
+SOURCE = r"""
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+""" + ABI_CDEF + r"""
+
+/* ---- pages ---------------------------------------------------------------------------- */
+
+void* lx_map(size_t size, int* out_errno) {
+    void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { *out_errno = errno; return NULL; }
+    *out_errno = 0;
+    return p;
+}
+int lx_protect(void* addr, size_t size, int prot) { return mprotect(addr, size, prot) ? errno : 0; }
+int lx_unmap(void* addr, size_t size) { return munmap(addr, size) ? errno : 0; }
+size_t lx_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* ---- environment ------------------------------------------------------------------------ */
+
+/* Every import call goes through here (IREE uses the thunk for FFI/ABI conversion; we call
+   straight through). */
+static int lx_import_thunk(iree_hal_executable_import_v0_t fn, void* params, void* context,
+                           void* reserved) {
+    return fn(params, context, reserved);
+}
+
+/* Host functions an executable may import by name. IREE 3.13.0 llvm-cpu kernels link their
+   ukernels and math in, so none are needed today; the table is where new ones go. */
+typedef struct { const char* name; void* fn; } lx_host_import_t;
+static const lx_host_import_t lx_host_imports[] = { { NULL, NULL } };
+
+void* lx_host_import(const char* name) {
+    for (const lx_host_import_t* e = lx_host_imports; e->name; ++e) {
+        if (strcmp(e->name, name) == 0) return e->fn;
+    }
+    return NULL;
+}
+
+#if defined(__x86_64__)
+typedef struct { uint32_t eax, ebx, ecx, edx; } lx_regs_t;
+static lx_regs_t lx_cpuid(uint32_t leaf, uint32_t sub) {
+    lx_regs_t r = {0, 0, 0, 0};
+    __cpuid_count(leaf, sub, r.eax, r.ebx, r.ecx, r.edx);
+    return r;
+}
+static lx_regs_t lx_cpuid_checked(uint32_t leaf, uint32_t sub, uint32_t max_base, uint32_t max_ext) {
+    lx_regs_t zero = {0, 0, 0, 0};
+    if (leaf < 0x80000000u ? leaf > max_base : leaf > max_ext) return zero;
+    if (sub && sub > lx_cpuid(leaf, 0).eax) return zero;
+    return lx_cpuid(leaf, sub);
+}
+#define LX_BIT(out, dst, reg, src) do { if ((reg) & (1u << (src))) (out) |= 1ull << (dst); } while (0)
+static uint64_t lx_x86_64_features(void) {
+    uint32_t max_base = lx_cpuid(0, 0).eax;
+    uint32_t max_ext = lx_cpuid(0x80000000u, 0).eax;
+    if (max_ext < 0x80000000u) max_ext = 0;
+    lx_regs_t l1 = lx_cpuid_checked(1, 0, max_base, max_ext);
+    lx_regs_t l7 = lx_cpuid_checked(7, 0, max_base, max_ext);
+    lx_regs_t l7s1 = lx_cpuid_checked(7, 1, max_base, max_ext);
+    lx_regs_t ld = lx_cpuid_checked(0xD, 0, max_base, max_ext);
+    lx_regs_t le1 = lx_cpuid_checked(0x80000001u, 0, max_base, max_ext);
+    uint64_t o = 0;
+    LX_BIT(o, 0, l1.ecx, 0); LX_BIT(o, 1, l1.ecx, 9); LX_BIT(o, 2, l1.ecx, 19);
+    LX_BIT(o, 3, l1.ecx, 20); LX_BIT(o, 4, le1.ecx, 6);
+    if ((ld.eax & 0x7) == 0x7) {            /* OS saves YMM state */
+        LX_BIT(o, 10, l1.ecx, 28); LX_BIT(o, 11, l1.ecx, 12); LX_BIT(o, 12, le1.ecx, 16);
+        LX_BIT(o, 13, le1.ecx, 11); LX_BIT(o, 14, l1.ecx, 29); LX_BIT(o, 15, l7.ebx, 5);
+    }
+    if ((ld.eax & 0xE7) == 0xE7) {          /* OS saves ZMM state */
+        LX_BIT(o, 20, l7.ebx, 16); LX_BIT(o, 21, l7.ebx, 28); LX_BIT(o, 22, l7.ebx, 31);
+        LX_BIT(o, 23, l7.ebx, 17); LX_BIT(o, 24, l7.ebx, 30); LX_BIT(o, 25, l7.ebx, 21);
+        LX_BIT(o, 26, l7.ecx, 1); LX_BIT(o, 27, l7.ecx, 14); LX_BIT(o, 28, l7.ecx, 11);
+        LX_BIT(o, 29, l7.ecx, 6); LX_BIT(o, 30, l7.ecx, 12); LX_BIT(o, 31, l7s1.eax, 5);
+        LX_BIT(o, 32, l7.edx, 23);
+    }
+    if ((ld.eax & 0x60000) == 0x60000) {    /* OS saves AMX tile state */
+        LX_BIT(o, 50, l7.edx, 24); LX_BIT(o, 51, l7.edx, 25); LX_BIT(o, 52, l7.edx, 22);
+    }
+    return o;
+}
+#endif
+
+void lx_environment_init(iree_hal_executable_environment_v0_t* env) {
+    memset(env, 0, sizeof(*env));
+    env->import_thunk = lx_import_thunk;
+#if defined(__x86_64__)
+    env->processor.data[0] = lx_x86_64_features();
+#endif
+}
+
+typedef const iree_hal_executable_library_header_t** (*lx_query_fn_t)(
+    uint32_t, const iree_hal_executable_environment_v0_t*);
+
+const iree_hal_executable_library_header_t** lx_call_query(
+        void* query_fn, uint32_t max_version, const iree_hal_executable_environment_v0_t* env) {
+    return ((lx_query_fn_t)query_fn)(max_version, env);
+}
+
+void lx_call_init(void* fn) { ((void (*)(void))fn)(); }
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+typedef struct lx_pool lx_pool_t;
+typedef struct {
+    int32_t status;
+    uint32_t workgroup_id_x;
+    uint32_t workgroup_id_y;
+    uint32_t workgroup_id_z;
+    uint64_t workgroups_run;
+} lx_dispatch_result_t;
+
+typedef struct {
+    const iree_hal_executable_environment_v0_t* env;
+    iree_hal_executable_dispatch_v0_t fn;
+    const iree_hal_executable_dispatch_state_v0_t* state;
+    uint32_t local_memory_size;
+    uint64_t total;
+    uint64_t next;       /* atomic: next linear workgroup index */
+    uint64_t run;        /* atomic: workgroups completed */
+    int32_t failed;      /* atomic: set once by the first failing worker */
+    lx_dispatch_result_t error;
+} lx_job_t;
+
+static void lx_run_worker(lx_job_t* job, uint32_t worker) {
+    const iree_hal_executable_dispatch_state_v0_t* s = job->state;
+    iree_hal_executable_workgroup_state_v0_t wg;
+    memset(&wg, 0, sizeof(wg));
+    wg.processor_id = worker;
+    void* arena = NULL;
+    if (job->local_memory_size) {
+        size_t size = ((size_t)job->local_memory_size + 63) & ~(size_t)63;
+        arena = aligned_alloc(64, size);
+        if (!arena) {
+            int32_t expected = 0;
+            if (__atomic_compare_exchange_n(&job->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                job->error.status = -1;
+            }
+            return;
+        }
+        memset(arena, 0, size);
+    }
+    wg.local_memory = arena;
+    wg.local_memory_size = job->local_memory_size;
+    const uint64_t cx = s->workgroup_count_x, cy = s->workgroup_count_y;
+    uint64_t done = 0;
+    for (;;) {
+        if (__atomic_load_n(&job->failed, __ATOMIC_RELAXED)) break;
+        uint64_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (i >= job->total) break;
+        wg.workgroup_id_x = (uint32_t)(i % cx);
+        wg.workgroup_id_y = (uint32_t)((i / cx) % cy);
+        wg.workgroup_id_z = (uint16_t)(i / (cx * cy));
+        int rc = job->fn(job->env, s, &wg);
+        if (rc != 0) {
+            int32_t expected = 0;
+            if (__atomic_compare_exchange_n(&job->failed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                job->error.status = rc;
+                job->error.workgroup_id_x = wg.workgroup_id_x;
+                job->error.workgroup_id_y = wg.workgroup_id_y;
+                job->error.workgroup_id_z = wg.workgroup_id_z;
+            }
+            break;
+        }
+        ++done;
+    }
+    __atomic_fetch_add(&job->run, done, __ATOMIC_RELAXED);
+    free(arena);
+}
+
+struct lx_pool {
+    pthread_mutex_t lock;          /* guards everything below */
+    pthread_cond_t start;
+    pthread_cond_t finished;
+    pthread_mutex_t dispatch_lock; /* one dispatch at a time */
+    uint64_t generation;
+    uint32_t pending;
+    int shutdown;
+    lx_job_t* job;
+    uint32_t worker_count;         /* including the caller's thread */
+    uint32_t thread_count;         /* threads actually started */
+    pthread_t* threads;
+};
+
+typedef struct { lx_pool_t* pool; uint32_t index; } lx_worker_arg_t;
+
+static void* lx_worker_main(void* p) {
+    lx_worker_arg_t arg = *(lx_worker_arg_t*)p;
+    free(p);
+    lx_pool_t* pool = arg.pool;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        while (!pool->shutdown && pool->generation == seen) pthread_cond_wait(&pool->start, &pool->lock);
+        if (pool->shutdown) { pthread_mutex_unlock(&pool->lock); break; }
+        seen = pool->generation;
+        lx_job_t* job = pool->job;
+        pthread_mutex_unlock(&pool->lock);
+        lx_run_worker(job, arg.index);
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->pending == 0) pthread_cond_signal(&pool->finished);
+        pthread_mutex_unlock(&pool->lock);
+    }
+    return NULL;
+}
+
+lx_pool_t* lx_pool_create(uint32_t worker_count) {
+    if (worker_count < 1) worker_count = 1;
+    if (worker_count > 255) worker_count = 255;   /* max_concurrency is a u8 */
+    lx_pool_t* pool = calloc(1, sizeof(*pool));
+    if (!pool) return NULL;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_mutex_init(&pool->dispatch_lock, NULL);
+    pthread_cond_init(&pool->start, NULL);
+    pthread_cond_init(&pool->finished, NULL);
+    pool->threads = calloc(worker_count, sizeof(pthread_t));
+    if (!pool->threads) { free(pool); return NULL; }
+    pool->worker_count = 1;
+    for (uint32_t i = 1; i < worker_count; ++i) {
+        lx_worker_arg_t* arg = malloc(sizeof(*arg));
+        if (!arg) break;
+        arg->pool = pool;
+        arg->index = i;
+        if (pthread_create(&pool->threads[pool->thread_count], NULL, lx_worker_main, arg) != 0) {
+            free(arg);
+            break;
+        }
+        pool->thread_count++;
+        pool->worker_count++;
+    }
+    return pool;
+}
+
+void lx_pool_destroy(lx_pool_t* pool) {
+    if (!pool) return;
+    pthread_mutex_lock(&pool->lock);
+    pool->shutdown = 1;
+    pthread_cond_broadcast(&pool->start);
+    pthread_mutex_unlock(&pool->lock);
+    for (uint32_t i = 0; i < pool->thread_count; ++i) pthread_join(pool->threads[i], NULL);
+    pthread_cond_destroy(&pool->start);
+    pthread_cond_destroy(&pool->finished);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_mutex_destroy(&pool->dispatch_lock);
+    free(pool->threads);
+    free(pool);
+}
+
+uint32_t lx_pool_size(const lx_pool_t* pool) { return pool ? pool->worker_count : 1; }
+
+int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
+                void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
+                uint32_t local_memory_size, lx_dispatch_result_t* out) {
+    lx_job_t job;
+    memset(&job, 0, sizeof(job));
+    job.env = env;
+    job.fn = (iree_hal_executable_dispatch_v0_t)dispatch_fn;
+    job.state = state;
+    job.local_memory_size = local_memory_size;
+    job.total = (uint64_t)state->workgroup_count_x * state->workgroup_count_y * state->workgroup_count_z;
+    if (job.total == 0) { memset(out, 0, sizeof(*out)); return 0; }
+    if (!pool || pool->thread_count == 0 || job.total == 1) {
+        lx_run_worker(&job, 0);
+    } else {
+        pthread_mutex_lock(&pool->dispatch_lock);
+        pthread_mutex_lock(&pool->lock);
+        pool->job = &job;
+        pool->pending = pool->thread_count;
+        pool->generation++;
+        pthread_cond_broadcast(&pool->start);
+        pthread_mutex_unlock(&pool->lock);
+        lx_run_worker(&job, 0);
+        pthread_mutex_lock(&pool->lock);
+        while (pool->pending) pthread_cond_wait(&pool->finished, &pool->lock);
+        pool->job = NULL;
+        pthread_mutex_unlock(&pool->lock);
+        pthread_mutex_unlock(&pool->dispatch_lock);
+    }
+    *out = job.error;
+    out->workgroups_run = job.run;
+    return job.error.status;
+}
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(ABI_CDEF + HELPER_CDEF)
+ffibuilder.set_source("amdgpu_cli.drivers.local._dispatch", SOURCE,
+                      extra_compile_args=["-O2", "-std=gnu11"], libraries=["pthread"])
+
+if __name__ == "__main__":
+    # Build in a scratch directory and copy only the extension next to this file, so the
+    # generated .c/.o never land in the source tree.
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        built = ffibuilder.compile(tmpdir=scratch, verbose=False)
+        target = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.path.basename(built))
+        shutil.copyfile(built, target)
+        print(target)

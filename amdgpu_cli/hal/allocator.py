@@ -1,0 +1,154 @@
+"""Allocator: creates buffers for a device and says which memory types/usages it can serve.
+
+Owns: `Allocator` (the ABC every driver implements: `query_compatibility`, `allocate`, `import_host`,
+statistics) and `HostAllocator`, the allocator of host drivers: 64-byte aligned numpy storage, memory
+made host-local and device-local at once, mapping usage always added (as IREE's heap allocator does,
+because host devices copy through mappings).
+
+Lifetime: a buffer holds its allocator; the allocator holds its device (may be None in tests). Closing
+a buffer returns its bytes to the statistics; there is no pooling.
+Threading: statistics are updated under a lock; allocation itself is thread-safe.
+Sources: IREE runtime/src/iree/hal/allocator.h, allocator_heap.c.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import threading
+
+import numpy as np
+
+from amdgpu_cli.hal.buffer import Buffer
+from amdgpu_cli.hal.enums import (
+    BufferCompatibility,
+    BufferUsage,
+    HalError,
+    MemoryAccess,
+    MemoryType,
+)
+
+ALLOCATION_ALIGNMENT = 64
+
+
+@dataclasses.dataclass
+class AllocatorStatistics:
+    host_bytes_allocated: int = 0
+    host_bytes_freed: int = 0
+    host_bytes_peak: int = 0
+    device_bytes_allocated: int = 0
+    device_bytes_freed: int = 0
+    device_bytes_peak: int = 0
+    live_buffers: int = 0
+
+
+def aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT) -> np.ndarray:
+    """A zeroed 1-D uint8 array of `byte_length` bytes whose first byte is `alignment`-aligned."""
+    raw = np.zeros(byte_length + alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    return raw[start:start + byte_length]
+
+
+class Allocator(abc.ABC):
+    """Creates buffers with the memory types and usages a device supports."""
+
+    def __init__(self, device=None, identifier: str = "allocator"):
+        self.device = device
+        self.identifier = identifier
+        self.statistics = AllocatorStatistics()
+        self._lock = threading.Lock()
+
+    @abc.abstractmethod
+    def query_compatibility(self, memory_type: int, usage: int, byte_length: int = 0
+                            ) -> tuple[BufferCompatibility, MemoryType, BufferUsage]:
+        """(compatibility, adjusted memory type, adjusted usage) for a would-be allocation."""
+
+    @abc.abstractmethod
+    def allocate(self, memory_type: int, usage: int, byte_length: int) -> Buffer:
+        """A new zero-initialised buffer; raises RESOURCE_EXHAUSTED / INVALID_ARGUMENT."""
+
+    def import_host(self, data, memory_type: int, usage: int, *, writable: bool | None = None
+                    ) -> Buffer | None:
+        """A buffer aliasing host bytes (hal.allocator.import); None if this allocator cannot."""
+        return None
+
+    def _record_allocation(self, buffer: Buffer) -> None:
+        with self._lock:
+            stats = self.statistics
+            stats.live_buffers += 1
+            if buffer.memory_type & MemoryType.DEVICE_LOCAL == MemoryType.DEVICE_LOCAL:
+                stats.device_bytes_allocated += buffer.allocation_size
+                live = stats.device_bytes_allocated - stats.device_bytes_freed
+                stats.device_bytes_peak = max(stats.device_bytes_peak, live)
+            else:
+                stats.host_bytes_allocated += buffer.allocation_size
+                live = stats.host_bytes_allocated - stats.host_bytes_freed
+                stats.host_bytes_peak = max(stats.host_bytes_peak, live)
+
+    def _on_buffer_closed(self, buffer: Buffer) -> None:
+        with self._lock:
+            stats = self.statistics
+            stats.live_buffers -= 1
+            if buffer.memory_type & MemoryType.DEVICE_LOCAL == MemoryType.DEVICE_LOCAL:
+                stats.device_bytes_freed += buffer.allocation_size
+            else:
+                stats.host_bytes_freed += buffer.allocation_size
+
+
+class HostAllocator(Allocator):
+    """Host memory for host drivers: every buffer is host-local and device-local numpy storage."""
+
+    def __init__(self, device=None, identifier: str = "host", *, limit_bytes: int | None = None):
+        super().__init__(device, identifier)
+        self.limit_bytes = limit_bytes
+
+    def query_compatibility(self, memory_type, usage, byte_length=0):
+        memory_type = MemoryType(memory_type)
+        usage = BufferUsage(usage)
+        compatibility = (BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE
+                         | BufferCompatibility.EXPORTABLE)
+        # Queue use needs DEVICE_VISIBLE, so mistakes that would break on a GPU show up here too.
+        if memory_type & MemoryType.DEVICE_VISIBLE:
+            if usage & BufferUsage.TRANSFER:
+                compatibility |= BufferCompatibility.QUEUE_TRANSFER
+            if usage & BufferUsage.DISPATCH:
+                compatibility |= BufferCompatibility.QUEUE_DISPATCH
+        memory_type = (memory_type | MemoryType.HOST_VISIBLE) & ~MemoryType.OPTIMAL
+        usage |= (BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT
+                  | BufferUsage.MAPPING_ACCESS_RANDOM | BufferUsage.TRANSFER)
+        return compatibility, memory_type, usage
+
+    def allocate(self, memory_type, usage, byte_length):
+        if byte_length < 0:
+            raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
+        compatibility, memory_type, usage = self.query_compatibility(memory_type, usage, byte_length)
+        if not compatibility & BufferCompatibility.ALLOCATABLE:
+            raise HalError("allocator cannot allocate a buffer with the given parameters",
+                           status="INVALID_ARGUMENT")
+        if self.limit_bytes is not None:
+            stats = self.statistics
+            live = (stats.host_bytes_allocated - stats.host_bytes_freed
+                    + stats.device_bytes_allocated - stats.device_bytes_freed)
+            if live + byte_length > self.limit_bytes:
+                raise HalError(f"allocation of {byte_length} bytes exceeds the allocator limit of "
+                               f"{self.limit_bytes} bytes", status="RESOURCE_EXHAUSTED")
+        buffer = Buffer(aligned_storage(byte_length), memory_type=memory_type, allowed_usage=usage,
+                        allocator=self)
+        self._record_allocation(buffer)
+        return buffer
+
+    def import_host(self, data, memory_type, usage, *, writable=None):
+        """Alias host bytes without copying. Read-only sources need SHARING_IMMUTABLE usage."""
+        view = memoryview(data).cast("B")
+        if writable is None:
+            writable = not view.readonly
+        if not writable and not BufferUsage(usage) & BufferUsage.SHARING_IMMUTABLE:
+            return None
+        _, memory_type, usage = self.query_compatibility(memory_type, usage, view.nbytes)
+        storage = np.frombuffer(view, dtype=np.uint8)
+        if writable and not view.readonly:
+            storage = np.ndarray(storage.shape, np.uint8, buffer=view)
+        access = MemoryAccess.ALL if writable else MemoryAccess.READ
+        buffer = Buffer(storage, memory_type=memory_type, allowed_usage=usage, allowed_access=access,
+                        allocator=None)
+        return buffer

@@ -1,0 +1,259 @@
+"""Buffer: a byte range of one allocation, with IREE's memory type, usage and access rules.
+
+Owns: the allocation's host-visible storage (a uint8 numpy array that every subspan shares), the range
+checks (`validate_range`), the usage/access/memory-type checks IREE applies before a buffer is used,
+and the host-side transfer helpers (`map_range`, `read`, `write`, `fill`, `copy_from`).
+
+Lifetime: a buffer holds its allocator (buffer -> allocator -> device); a subspan holds its root
+buffer. `close()` releases the storage of a root buffer (subspans only drop their reference); closing
+twice is harmless, any later access raises FAILED_PRECONDITION. Drivers whose memory is not a numpy
+array subclass Buffer and override `_storage_view()`; everything else stays driver-neutral.
+
+Threading: buffers have no locks; queue ordering (semaphores/fences) orders writers and readers.
+Sources: IREE runtime/src/iree/hal/buffer.h, buffer.c (validate_range, validate_usage, fill pattern
+rules, allocation preserve counter).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from amdgpu_cli.hal.enums import (
+    WHOLE_BUFFER,
+    BufferUsage,
+    HalError,
+    MemoryAccess,
+    MemoryType,
+)
+
+
+def _pattern_bytes(pattern: int | bytes, pattern_length: int | None = None) -> bytes:
+    """The fill pattern as bytes: an int gives its low `pattern_length` bytes, little-endian."""
+    if isinstance(pattern, (bytes, bytearray, memoryview)):
+        data = bytes(pattern)
+        if pattern_length is not None and pattern_length != len(data):
+            raise HalError("fill pattern length does not match the pattern bytes",
+                           status="INVALID_ARGUMENT")
+    else:
+        if pattern_length not in (1, 2, 4, 8):
+            raise HalError(f"fill patterns must be 1, 2, 4 or 8 bytes (pattern_length={pattern_length})",
+                           status="INVALID_ARGUMENT")
+        data = (int(pattern) & ((1 << (8 * pattern_length)) - 1)).to_bytes(pattern_length, "little")
+    if len(data) not in (1, 2, 4, 8):
+        raise HalError(f"fill patterns must be 1, 2, 4 or 8 bytes (pattern_length={len(data)})",
+                       status="INVALID_ARGUMENT")
+    return data
+
+
+class Buffer:
+    """A [byte_offset, byte_offset + byte_length) window of an allocation."""
+
+    def __init__(self, storage: np.ndarray | None, *, memory_type: int, allowed_usage: int,
+                 allowed_access: int = MemoryAccess.ALL, allocator=None, byte_offset: int = 0,
+                 byte_length: int | None = None, root: Buffer | None = None):
+        if root is None:
+            if storage is None or storage.dtype != np.uint8 or storage.ndim != 1:
+                raise TypeError("a root buffer needs 1-D uint8 storage")
+            allocation_size = storage.nbytes
+        else:
+            allocation_size = root.allocation_size
+        if byte_length is None:
+            byte_length = allocation_size - byte_offset
+        if byte_offset < 0 or byte_length < 0 or byte_offset + byte_length > allocation_size:
+            raise HalError(f"buffer range [{byte_offset}, {byte_offset + byte_length}) is outside "
+                           f"the allocation of {allocation_size} bytes", status="OUT_OF_RANGE")
+        self._storage = storage if root is None else None
+        self._root = root
+        self.allocator = allocator if root is None else root.allocator
+        self.memory_type = MemoryType(memory_type)
+        self.allowed_usage = BufferUsage(allowed_usage)
+        self.allowed_access = MemoryAccess(allowed_access)
+        self.byte_offset = byte_offset
+        self.byte_length = byte_length
+        self._allocation_size = allocation_size
+        # IREE's allocation "preserve" counter (hal.buffer.allocation.preserve/discard/is_terminal).
+        self._preserve_count = 1
+        self._closed = False
+
+    # -- identity ------------------------------------------------------------------------------
+    @property
+    def root(self) -> Buffer:
+        """The buffer that owns the allocation (self for a root buffer)."""
+        return self if self._root is None else self._root
+
+    @property
+    def allocation_size(self) -> int:
+        return self._allocation_size
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or (self._root is not None and self._root.closed)
+
+    def __len__(self) -> int:
+        return self.byte_length
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} {self.byte_length} bytes at +{self.byte_offset} "
+                f"type={self.memory_type!r} usage=0x{int(self.allowed_usage):x}>")
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._root is None:
+            if self.allocator is not None:
+                self.allocator._on_buffer_closed(self)
+            self._storage = None
+
+    def __enter__(self) -> Buffer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- allocation preserve counter -----------------------------------------------------------
+    def allocation_preserve(self) -> None:
+        self.root._preserve_count += 1
+
+    def allocation_discard(self) -> bool:
+        """Decrement; True when this was the last reference (the allocation may be released)."""
+        root = self.root
+        was_last = root._preserve_count == 1
+        root._preserve_count = max(0, root._preserve_count - 1)
+        return was_last
+
+    def allocation_is_terminal(self) -> bool:
+        return self.root._preserve_count == 1
+
+    # -- checks --------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self.closed:
+            raise HalError("buffer is closed", status="FAILED_PRECONDITION")
+
+    def validate_range(self, offset: int, length: int = WHOLE_BUFFER) -> int:
+        """Check [offset, offset+length) lies in this buffer; returns the length (-1 resolved)."""
+        if offset < 0 or offset > self.byte_length:
+            raise HalError(f"offset {offset} is outside the buffer of {self.byte_length} bytes",
+                           status="OUT_OF_RANGE")
+        if length == WHOLE_BUFFER:
+            return self.byte_length - offset
+        if length < 0 or offset + length > self.byte_length:
+            raise HalError(f"range [{offset}, {offset + length}) is outside the buffer of "
+                           f"{self.byte_length} bytes", status="OUT_OF_RANGE")
+        return length
+
+    def validate_usage(self, required: int) -> None:
+        missing = BufferUsage(required) & ~self.allowed_usage
+        if missing:
+            raise HalError(f"buffer usage 0x{int(self.allowed_usage):x} lacks required usage "
+                           f"0x{int(missing):x}", status="PERMISSION_DENIED")
+
+    def validate_access(self, required: int) -> None:
+        required = MemoryAccess(required) & ~(MemoryAccess.MAY_ALIAS | MemoryAccess.UNALIGNED
+                                              | MemoryAccess.ANY)
+        # DISCARD is a hint that needs WRITE, not a separate permission.
+        if required & MemoryAccess.DISCARD:
+            required = (required & ~MemoryAccess.DISCARD) | MemoryAccess.WRITE
+        missing = required & ~self.allowed_access
+        if missing:
+            raise HalError(f"buffer access 0x{int(self.allowed_access):x} lacks required access "
+                           f"0x{int(missing):x}", status="PERMISSION_DENIED")
+
+    def validate_memory_type(self, required: int) -> None:
+        missing = MemoryType(required) & ~self.memory_type
+        if missing:
+            raise HalError(f"buffer memory type 0x{int(self.memory_type):x} lacks required type "
+                           f"0x{int(missing):x}", status="PERMISSION_DENIED")
+
+    # -- views ---------------------------------------------------------------------------------
+    def subspan(self, offset: int, length: int = WHOLE_BUFFER) -> Buffer:
+        """A buffer over [offset, offset+length) of this one, sharing its allocation."""
+        self._check_open()
+        length = self.validate_range(offset, length)
+        if offset == 0 and length == self.byte_length:
+            return self
+        return Buffer(None, memory_type=self.memory_type, allowed_usage=self.allowed_usage,
+                      allowed_access=self.allowed_access, byte_offset=self.byte_offset + offset,
+                      byte_length=length, root=self.root)
+
+    def _storage_view(self) -> np.ndarray:
+        """The whole allocation as a writable 1-D uint8 array (drivers may override)."""
+        storage = self.root._storage
+        if storage is None:
+            raise HalError("buffer is closed", status="FAILED_PRECONDITION")
+        return storage
+
+    def _bytes(self, offset: int, length: int) -> np.ndarray:
+        start = self.byte_offset + offset
+        return self._storage_view()[start:start + length]
+
+    def map_range(self, access: int = MemoryAccess.READ, offset: int = 0,
+                  length: int = WHOLE_BUFFER) -> np.ndarray:
+        """A uint8 numpy view of the range; read-only unless `access` includes WRITE/DISCARD."""
+        self._check_open()
+        if not self.memory_type & MemoryType.HOST_VISIBLE:
+            raise HalError("buffer is not host-visible and cannot be mapped",
+                           status="PERMISSION_DENIED")
+        if not self.allowed_usage & (BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT):
+            raise HalError("buffer was not allocated with a MAPPING usage", status="PERMISSION_DENIED")
+        self.validate_access(access)
+        length = self.validate_range(offset, length)
+        view = self._bytes(offset, length)
+        if not access & (MemoryAccess.WRITE | MemoryAccess.DISCARD):
+            view = view.view()
+            view.flags.writeable = False
+        return view
+
+    # -- host transfers (mapping-based, like iree_hal_buffer_map_read/write/fill/copy) ----------
+    def read(self, offset: int = 0, length: int = WHOLE_BUFFER) -> bytes:
+        return self.map_range(MemoryAccess.READ, offset, length).tobytes()
+
+    def write(self, offset: int, data) -> None:
+        src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+        self.map_range(MemoryAccess.WRITE, offset, src.nbytes)[:] = src
+
+    def fill(self, offset: int, length: int, pattern: int | bytes, pattern_length: int | None = None
+             ) -> None:
+        """Repeat `pattern` over the range; offset and length must be multiples of its size."""
+        data = _pattern_bytes(pattern, pattern_length)
+        length = self.validate_range(offset, length)
+        if offset % len(data) or length % len(data):
+            raise HalError(f"fill offset {offset} and length {length} must be multiples of the "
+                           f"pattern length {len(data)}", status="INVALID_ARGUMENT")
+        fill_bytes(self.map_range(MemoryAccess.WRITE, offset, length), data)
+
+    def copy_from(self, source: Buffer, source_offset: int, target_offset: int, length: int) -> None:
+        """Copy `length` bytes from `source` (memmove semantics: overlap is allowed here)."""
+        src = source.map_range(MemoryAccess.READ, source_offset, length)
+        dst = self.map_range(MemoryAccess.WRITE, target_offset, src.nbytes)
+        dst[:] = src.copy() if np.shares_memory(src, dst) else src
+
+    def as_array(self, dtype=np.uint8, access: int = MemoryAccess.READ) -> np.ndarray:
+        """The whole buffer viewed as a 1-D array of `dtype`."""
+        return self.map_range(access).view(dtype)
+
+
+def fill_bytes(target: np.ndarray, pattern: bytes) -> None:
+    """Fill a uint8 array with a repeated 1/2/4/8-byte pattern (length is a multiple of it)."""
+    if not target.nbytes:
+        return
+    word = np.dtype({1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}[len(pattern)])
+    value = np.frombuffer(pattern, dtype=word)[0]
+    if target.nbytes % word.itemsize == 0:
+        try:
+            target.view(word)[:] = value
+            return
+        except ValueError:  # misaligned view: fall through to the tiled copy
+            pass
+    target[:] = np.tile(np.frombuffer(pattern, dtype=np.uint8), target.nbytes // len(pattern))
+
+
+def buffers_overlap(a: Buffer, a_offset: int, a_length: int, b: Buffer, b_offset: int,
+                    b_length: int) -> bool:
+    """True when the two ranges share bytes of the same allocation."""
+    if a.root is not b.root:
+        return False
+    a0 = a.byte_offset + a_offset
+    b0 = b.byte_offset + b_offset
+    return a0 < b0 + b_length and b0 < a0 + a_length

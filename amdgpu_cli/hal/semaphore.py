@@ -1,0 +1,153 @@
+"""Semaphore: a timeline of monotonically increasing uint64 payloads, host-signalable and waitable.
+
+Rules (IREE runtime/src/iree/hal/semaphore.h): a payload only moves forward; signalling a value not
+greater than the current one is an error (OUT_OF_RANGE) and leaves the value unchanged. A waiter for
+value V wakes once the payload is >= V, whether it waited before or after the signal. A failed
+semaphore stays failed: its payload reads as SEMAPHORE_FAILURE_VALUE, every current and future wait
+and query raises the failure's HalError, and later signals are ignored (the first failure wins).
+Payloads above SEMAPHORE_MAX_VALUE are rejected.
+
+Threading: all state sits behind one Condition; multi-semaphore waits register a threading.Event
+that every state change sets, so `wait_semaphores` never misses a wake-up. Timeouts are seconds
+(None = forever, 0 = poll); a timeout raises DEADLINE_EXCEEDED. Device-side semaphores (HSA
+signals, CUDA events) subclass and keep this interface.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+
+from amdgpu_cli.hal.enums import (
+    SEMAPHORE_FAILURE_VALUE,
+    SEMAPHORE_MAX_VALUE,
+    HalError,
+    StatusCode,
+)
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + max(0.0, timeout)
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+class Semaphore:
+    def __init__(self, initial_value: int = 0, *, device=None):
+        if not 0 <= initial_value <= SEMAPHORE_MAX_VALUE:
+            raise HalError(f"semaphore initial value {initial_value} out of range",
+                           status="INVALID_ARGUMENT")
+        self.device = device
+        self._value = initial_value
+        self._failure: HalError | None = None
+        self._cond = threading.Condition()
+        self._watchers: set[threading.Event] = set()
+
+    def __repr__(self) -> str:
+        state = f"failed {self._failure.status}" if self._failure else f"value={self._value}"
+        return f"<Semaphore {state}>"
+
+    @property
+    def failure(self) -> HalError | None:
+        return self._failure
+
+    @property
+    def payload(self) -> int:
+        """The raw payload: the value, or SEMAPHORE_FAILURE_VALUE once failed (never raises)."""
+        with self._cond:
+            return SEMAPHORE_FAILURE_VALUE if self._failure else self._value
+
+    def query(self) -> int:
+        """The current value; raises the failure if the semaphore failed."""
+        with self._cond:
+            if self._failure is not None:
+                raise self._failure
+            return self._value
+
+    def _notify(self) -> None:
+        self._cond.notify_all()
+        for event in tuple(self._watchers):
+            event.set()
+
+    def signal(self, value: int) -> None:
+        if value > SEMAPHORE_MAX_VALUE:
+            raise HalError(f"semaphore value {value} exceeds the maximum {SEMAPHORE_MAX_VALUE}",
+                           status="INVALID_ARGUMENT")
+        with self._cond:
+            if self._failure is not None:
+                return  # a failed timeline stays failed; late signals from other work are dropped
+            if value <= self._value:
+                raise HalError(f"semaphore values must be monotonically increasing; current value "
+                               f"{self._value}, new value {value}", status="OUT_OF_RANGE")
+            self._value = value
+            self._notify()
+
+    def fail(self, error: HalError | StatusCode | str, message: str | None = None) -> None:
+        """Fail the timeline with `error` (a HalError, or a status code/name plus a message)."""
+        if not isinstance(error, HalError):
+            code = StatusCode(error) if not isinstance(error, str) else StatusCode[error]
+            if code == StatusCode.OK:
+                raise HalError("cannot fail a semaphore with OK", status="INVALID_ARGUMENT")
+            error = HalError(message or f"semaphore failed with {code.name}", status=code.name)
+        with self._cond:
+            if self._failure is None:
+                self._failure = error
+                self._notify()
+
+    def _reached(self, value: int) -> bool:
+        """True if reached; raises the failure; caller holds the lock."""
+        if self._failure is not None:
+            raise self._failure
+        return self._value >= value
+
+    def wait(self, value: int, timeout: float | None = None) -> None:
+        """Block until the payload is >= value; DEADLINE_EXCEEDED on timeout, the failure if failed."""
+        deadline = _deadline(timeout)
+        with self._cond:
+            while not self._reached(value):
+                remaining = _remaining(deadline)
+                if remaining == 0.0:
+                    raise HalError(f"timed out waiting for semaphore value {value} (current "
+                                   f"{self._value})", status="DEADLINE_EXCEEDED")
+                self._cond.wait(remaining)
+
+
+def wait_semaphores(timepoints: Iterable[tuple[Semaphore, int]], *, wait_any: bool = False,
+                    timeout: float | None = None) -> None:
+    """Wait until all (or, with wait_any, one) of the (semaphore, value) timepoints are reached.
+
+    A failure of any waited semaphore raises its error (IREE's wait-all and wait-any both fail fast).
+    """
+    timepoints = list(timepoints)
+    if not timepoints:
+        return
+    if len(timepoints) == 1:
+        semaphore, value = timepoints[0]
+        semaphore.wait(value, timeout)
+        return
+    deadline = _deadline(timeout)
+    event = threading.Event()
+    for semaphore, _ in timepoints:
+        with semaphore._cond:
+            semaphore._watchers.add(event)
+    try:
+        while True:
+            event.clear()  # clear before checking: a signal after the check sets it again
+            reached = []
+            for semaphore, value in timepoints:
+                with semaphore._cond:
+                    reached.append(semaphore._reached(value))
+            if any(reached) if wait_any else all(reached):
+                return
+            remaining = _remaining(deadline)
+            if remaining == 0.0:
+                raise HalError(f"timed out waiting for {len(timepoints)} semaphores "
+                               f"({'any' if wait_any else 'all'})", status="DEADLINE_EXCEEDED")
+            event.wait(remaining)
+    finally:
+        for semaphore, _ in timepoints:
+            with semaphore._cond:
+                semaphore._watchers.discard(event)
