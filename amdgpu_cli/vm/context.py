@@ -1,0 +1,149 @@
+"""VmContext: one instantiated bytecode module plus the native modules it imports.
+
+    ctx = VmContext(load_vmfb("m.vmfb"), native_modules=[HalModule(device)])
+    ctx.call("predict", [buffer_view])  -> [result, ...]
+
+Instantiation (IREE's iree_vm_context_register_modules, 3.13.0):
+  1. module dependencies are checked against the registered native modules: a required
+     dependency that is missing, or older than its minimum version, fails (NOT_FOUND /
+     INCOMPATIBLE);
+  2. every import is resolved by full name (`hal.buffer_view.create`) against the native module
+     of that name; its cconv must equal the provider's. A required import that cannot be
+     resolved fails instantiation (NOT_FOUND); an optional one stays unresolved and traps with
+     NOT_FOUND only if called (`vm.import.resolved` reports it as 0);
+  3. module state is created: `global_bytes_capacity` zeroed bytes and `global_ref_count` null
+     ref globals, fresh for every context;
+  4. `__init` runs if exported (a failure fails the context).
+`close()` runs `__deinit` if exported. Contexts are single-threaded.
+
+Host values in `call`: `i`/`I` take Python ints (wrapped to the width), `f`/`F` floats, `r` any
+ref object (VmBuffer, VmList, native objects, None). Results come back the same way: ints signed,
+f32 results as the Python float of the f32 value. Native functions receive and return host
+values the same way (see interpreter.ImportBinding), variadic spans as lists of tuples.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
+from amdgpu_cli.vm.interpreter import (ImportBinding, Interpreter, ModuleState, host_to_raw,
+                                       raw_to_host)
+from amdgpu_cli.vm.refs import VmTrap
+
+__all__ = ["NativeFunction", "NativeModule", "VmContext"]
+
+
+@dataclass(frozen=True)
+class NativeFunction:
+    """A host function a bytecode module can import: `fn(*host_args) -> results`."""
+
+    name: str
+    cconv: str
+    fn: Callable
+
+
+class NativeModule(ABC):
+    """A module implemented in Python (e.g. `hal`), registered in a context before bytecode."""
+
+    name: str = ""
+    version: int = 0
+
+    @abstractmethod
+    def functions(self) -> dict[str, NativeFunction]:
+        """Exported functions by local name (`buffer_view.create`)."""
+
+    def lookup(self, function_name: str) -> NativeFunction | None:
+        return self.functions().get(function_name)
+
+
+class VmContext:
+    """A bytecode module instantiated over a set of native modules."""
+
+    def __init__(self, module: BytecodeModule, native_modules: Iterable[NativeModule] = (),
+                 *, run_init: bool = True):
+        self.module = module
+        self.native_modules = {m.name: m for m in native_modules}
+        self._check_dependencies()
+        bindings = [self._resolve(imp) for imp in module.imports]
+        self.state = ModuleState(bytearray(module.state.global_bytes_capacity),
+                                 [None] * module.state.global_ref_count, {})
+        self.interpreter = Interpreter(module, bindings, self.state)
+        self._closed = False
+        exports = module.exports_by_name
+        if run_init and "__init" in exports:
+            self.call("__init", [])
+
+    # instantiation ------------------------------------------------------------------------------
+
+    def _check_dependencies(self) -> None:
+        for dep in self.module.dependencies:
+            native = self.native_modules.get(dep.name)
+            if native is None:
+                if not dep.optional:
+                    raise VmTrap(f"required module '{dep.name}' not registered in the context",
+                                 status="NOT_FOUND")
+                continue
+            if native.version < dep.minimum_version:
+                raise VmTrap(f"module '{dep.name}' version {native.version} is older than the "
+                             f"required version {dep.minimum_version}", status="INCOMPATIBLE")
+
+    def _resolve(self, imp) -> ImportBinding | None:
+        native = self.native_modules.get(imp.module_name)
+        fn = native.lookup(imp.function_name) if native is not None else None
+        if fn is None:
+            if imp.optional:
+                return None
+            raise VmTrap(f"required import '{imp.full_name}' not found in the context",
+                         status="NOT_FOUND")
+        if imp.cconv and fn.cconv != imp.cconv:
+            raise VmTrap(f"import '{imp.full_name}' has calling convention {imp.cconv} but the "
+                         f"provider declares {fn.cconv}", status="INVALID_ARGUMENT")
+        return ImportBinding(imp.full_name, fn.cconv, fn.fn)
+
+    # calls --------------------------------------------------------------------------------------
+
+    def export_cconv(self, name: str) -> str:
+        ordinal = self._export(name)
+        return self.module.signatures[ordinal].cconv or "0v_v"
+
+    def _export(self, name: str) -> int:
+        exports = self.module.exports_by_name
+        if name not in exports:
+            raise VmTrap(f"function '{name}' not found in module '{self.module.name}'",
+                         status="NOT_FOUND")
+        return exports[name]
+
+    def call(self, name: str, args: Sequence = ()) -> list:
+        """Call export `name` with host values; returns host values in cconv order."""
+        ordinal = self._export(name)
+        cconv = self.module.signatures[ordinal].cconv or "0v_v"
+        arg_chars, res_chars = split_cconv(cconv)
+        if "C" in arg_chars:
+            raise VmTrap(f"function '{name}' takes variadic arguments", status="UNIMPLEMENTED")
+        if len(args) != len(arg_chars):
+            raise VmTrap(f"function '{name}' expects {len(arg_chars)} arguments "
+                         f"(cconv {cconv}), {len(args)} given", status="INVALID_ARGUMENT")
+        raw = [host_to_raw(ch, v) for ch, v in zip(arg_chars, args)]
+        out = self.interpreter.invoke(ordinal, raw)
+        return [raw_to_host(ch, v) for ch, v in zip(res_chars, out)]
+
+    def call_raw(self, name: str, args: Sequence = ()) -> list:
+        """Like `call`, but with raw values (u32 / u64 ints, f32/f64 as bit patterns)."""
+        return self.interpreter.invoke(self._export(name), list(args))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if "__deinit" in self.module.exports_by_name:
+            self.call("__deinit", [])
+        self.state.global_refs[:] = [None] * len(self.state.global_refs)
+
+    def __enter__(self) -> VmContext:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

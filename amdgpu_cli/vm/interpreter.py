@@ -1,0 +1,1649 @@
+"""Executes VM bytecode: each function is translated once into a list of Python closures.
+
+`Interpreter(module, imports, state)` runs the internal functions of one `BytecodeModule`.
+`compile(ordinal)` decodes (and verifies) a function and turns every instruction into a closure
+`op(i, r)` over the frame's int bank `i` and ref bank `r`; block markers vanish and branch targets
+become closure indices. `invoke(ordinal, args)` runs one call; the loop is:
+    result = code[pc](i, r)   None -> next instruction, int -> jump, list -> returned values.
+
+Register banks (see shared/reference/vmfb.md 2.2): `i` is a list of unsigned 32-bit Python ints
+(i32 values, f32 bit patterns, i64/f64 as lo/hi pairs at n, n+1); `r` holds refs or None. Frames
+are zeroed. A ref operand with the move bit leaves its register null where the op moves it.
+
+Raw values between frames (call arguments and results, `invoke`): `i`/`f` -> u32 int (f32 bits),
+`I`/`F` -> u64 int (f64 bits), `r` -> object. Imports (`ImportBinding`) see host values instead:
+signed ints, Python floats, refs, and for a variadic span `C...D` a list of tuples.
+
+Semantics follow the IREE 3.13.0 x86-64 runtime (runtime/src/iree/vm/ops.h, bytecode/dispatch.c):
+two's-complement wraparound, C division (division by zero or INT_MIN / -1 is a native crash there:
+here a VmTrap, status INTERNAL), shift amounts masked to the width, f32 results rounded from
+double (exact for + - * / and sqrt), libm math through cffi so that results are the same bits as
+the runtime's (expf, powf, lroundf, remainderf, ...), float->int casts through lround/llround,
+`min(a, b) = b < a ? b : a`, unfused fma, NaN results with x86's default NaN. Traps are VmTrap
+(`module.fn+0000001F: message`).
+
+Not implemented: suspending on `yield` / deferred imports (yield continues at its target, as a
+synchronous host that resumes at once would see), and call stacks deeper than Python's recursion
+limit allows (a VmTrap RESOURCE_EXHAUSTED).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
+from amdgpu_cli.vm.decoder import Instruction, verify
+from amdgpu_cli.vm.refs import STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name, type_matches
+
+__all__ = ["ImportBinding", "Interpreter", "ModuleState", "VmTrap", "cconv_slots", "host_to_raw",
+           "raw_to_host"]
+
+M32 = 0xFFFFFFFF
+M64 = 0xFFFFFFFFFFFFFFFF
+SIGN32 = 0x80000000
+SIGN64 = 0x8000000000000000
+
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+_S_I8, _S_U8 = struct.Struct("<b"), struct.Struct("<B")
+_S_I16, _S_U16 = struct.Struct("<h"), struct.Struct("<H")
+
+F32_DEFAULT_NAN = 0xFFC00000  # x86's "QNaN indefinite": what 0/0, inf-inf produce
+F64_DEFAULT_NAN = 0xFFF8000000000000
+
+
+# -- libm (the runtime calls the C library; so do we, for identical bits) ---------------------------
+
+def _load_libm():
+    import cffi
+
+    ffi = cffi.FFI()
+    unary_f = ("fabsf ceilf floorf roundf atanf cosf sinf expf exp2f expm1f logf log10f log1pf "
+               "log2f sqrtf tanhf erff").split()
+    unary_d = [n[:-1] for n in unary_f]
+    ffi.cdef("\n".join(
+        [f"float {n}(float);" for n in unary_f] + [f"double {n}(double);" for n in unary_d] +
+        ["float atan2f(float, float); double atan2(double, double);",
+         "float powf(float, float); double pow(double, double);",
+         "float remainderf(float, float); double remainder(double, double);",
+         "float fmodf(float, float);",
+         "long lroundf(float); long long llroundf(float);",
+         "long lround(double); long long llround(double);"]))
+    for name in ("libm.so.6", None):
+        try:
+            lib = ffi.dlopen(name)
+            break
+        except OSError:
+            continue
+    else:
+        raise ImportError("cannot load the C math library")
+    return _CompatLibm(ffi, lib)
+
+
+class _CompatLibm:
+    """libm as IREE's runtime binds it: the pip 3.13.0 tools import exp, exp2, log, log2 and pow
+    at the old `GLIBC_2.2.5` symbol version (SVID wrappers: e.g. log(-1) is +nan, where the
+    default `GLIBC_2.29` version gives -nan). Those are looked up with dlvsym; everything else
+    (the f32 functions included, which the runtime takes at their default versions) as usual."""
+
+    _OLD_VERSION = ("exp", "exp2", "log", "log2", "pow")
+
+    def __init__(self, ffi, lib):
+        self._lib = lib
+        try:
+            dl = ffi.dlopen(None)
+            ffi.cdef("void *dlopen(const char *, int); void *dlvsym(void *, const char *, const char *);")
+            handle = dl.dlopen(b"libm.so.6", 1)  # RTLD_LAZY
+        except (OSError, AttributeError, ffi.error):
+            handle = ffi.NULL
+        for name in self._OLD_VERSION:
+            ptr = dl.dlvsym(handle, name.encode(), b"GLIBC_2.2.5") if handle != ffi.NULL else ffi.NULL
+            if ptr != ffi.NULL:
+                sig = "double(*)(double, double)" if name == "pow" else "double(*)(double)"
+                setattr(self, name, ffi.cast(sig, ptr))
+
+    def __getattr__(self, name):
+        value = getattr(self._lib, name)
+        setattr(self, name, value)
+        return value
+
+
+_libm = _load_libm()
+
+
+# -- value helpers --------------------------------------------------------------------------------
+
+def s32(v: int) -> int:
+    return v - 0x100000000 if v & SIGN32 else v
+
+
+def s64(v: int) -> int:
+    return v - 0x10000000000000000 if v & SIGN64 else v
+
+
+def f32_value(bits: int) -> float:
+    return _F32.unpack(_U32.pack(bits))[0]
+
+
+def f32_bits(x: float) -> int:
+    """Round a double to f32 (C cast) and return its bits."""
+    try:
+        return _U32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return 0x7F800000 if x > 0 else 0xFF800000
+
+
+def f64_value(bits: int) -> float:
+    return _F64.unpack(_U64.pack(bits))[0]
+
+
+def f64_bits(x: float) -> int:
+    return _U64.unpack(_F64.pack(x))[0]
+
+
+def _round_f32(x: float) -> float:
+    return f32_value(f32_bits(x))
+
+
+def _div(a: float, b: float, default_nan: float) -> float:
+    if b == 0.0:
+        if a != a:
+            return a
+        if a == 0.0:
+            return default_nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+_F32_NAN = f32_value(F32_DEFAULT_NAN)
+_F64_NAN = f64_value(F64_DEFAULT_NAN)
+
+
+def _f32_to_u64(x: float) -> int:
+    """(uint64_t)x for a float already rounded to an integer value, as x86-64 clang emits it."""
+    if x != x or x >= 18446744073709551616.0 or x <= -9223372036854775809.0:
+        return SIGN64
+    return int(x) & M64
+
+
+def _fpowi(base: float, n: int, rnd) -> float:
+    r = 1.0
+    b = base
+    e = abs(n)
+    while e:
+        if e & 1:
+            r = rnd(r * b)
+        b = rnd(b * b)
+        e >>= 1
+    if n < 0:
+        r = rnd(_div(1.0, r, _F64_NAN))
+    return r
+
+
+def _ctlz(v: int, width: int) -> int:
+    return width - v.bit_length()
+
+
+# -- host <-> raw marshalling -------------------------------------------------------------------------
+
+def host_to_raw(ch: str, value):
+    """A host value (int, float, ref) -> the raw form of cconv type `ch`."""
+    if ch == "i":
+        return int(value) & M32
+    if ch == "I":
+        return int(value) & M64
+    if ch == "f":
+        return f32_bits(float(value))
+    if ch == "F":
+        return f64_bits(float(value))
+    return value
+
+
+def raw_to_host(ch: str, raw):
+    if ch == "i":
+        return s32(raw)
+    if ch == "I":
+        return s64(raw)
+    if ch == "f":
+        return f32_value(raw)
+    if ch == "F":
+        return f64_value(raw)
+    return raw
+
+
+def cconv_slots(fragment: str) -> list[tuple[str, int]]:
+    """Entry ABI: (type char, register index) per argument; I/F take an even-aligned pair."""
+    out = []
+    ni = nr = 0
+    for ch in fragment:
+        if ch in "if":
+            out.append((ch, ni))
+            ni += 1
+        elif ch in "IF":
+            ni += ni & 1
+            out.append((ch, ni))
+            ni += 2
+        elif ch == "r":
+            out.append((ch, nr))
+            nr += 1
+        else:
+            raise VmTrap(f"unsupported type {ch!r} in an internal calling convention",
+                         status="INVALID_ARGUMENT")
+    return out
+
+
+def _cconv_items(fragment: str) -> list[str]:
+    """Top-level cconv items: single chars, or a span body `C...D` kept as 'C<body>'."""
+    items = []
+    i = 0
+    while i < len(fragment):
+        if fragment[i] == "C":
+            end = fragment.index("D", i)
+            items.append("C" + fragment[i + 1:end])
+            i = end + 1
+        else:
+            items.append(fragment[i])
+            i += 1
+    return items
+
+
+@dataclass
+class ImportBinding:
+    """A resolved import: `fn(*host_args) -> sequence of host results` (or None for none)."""
+
+    full_name: str
+    cconv: str
+    fn: Callable
+
+
+@dataclass
+class ModuleState:
+    """Per-context storage of one module: value globals, ref globals, rodata buffers."""
+
+    global_bytes: bytearray
+    global_refs: list
+    rodata_buffers: dict
+
+
+class CompiledFunction:
+    __slots__ = ("ordinal", "label", "i32_count", "ref_count", "code", "offsets", "arg_slots",
+                 "results")
+
+    def __init__(self, ordinal, label, i32_count, ref_count, code, offsets, arg_slots, results):
+        self.ordinal = ordinal
+        self.label = label
+        self.i32_count = i32_count
+        self.ref_count = ref_count
+        self.code = code
+        self.offsets = offsets
+        self.arg_slots = arg_slots
+        self.results = results
+
+
+# -- the interpreter ----------------------------------------------------------------------------
+
+class Interpreter:
+    """Runs the internal functions of one module against one `ModuleState` and import table."""
+
+    def __init__(self, module: BytecodeModule, imports: Sequence[ImportBinding | None],
+                 state: ModuleState):
+        self.module = module
+        self.imports = list(imports)
+        self.state = state
+        self._functions: dict[int, CompiledFunction] = {}
+
+    # public -----------------------------------------------------------------------------------
+
+    def function(self, ordinal: int) -> CompiledFunction:
+        fn = self._functions.get(ordinal)
+        if fn is None:
+            fn = self._compile(ordinal)
+            self._functions[ordinal] = fn
+        return fn
+
+    def invoke(self, ordinal: int, args: Sequence) -> list:
+        """Call internal function `ordinal` with raw args; returns its raw results."""
+        fn = self.function(ordinal)
+        if len(args) != len(fn.arg_slots):
+            raise VmTrap(f"{fn.label} takes {len(fn.arg_slots)} arguments, {len(args)} given",
+                         status="INVALID_ARGUMENT")
+        return self._run(fn, args)
+
+    # execution --------------------------------------------------------------------------------
+
+    def _run(self, fn: CompiledFunction, args) -> list:
+        i = [0] * fn.i32_count
+        r = [None] * fn.ref_count
+        for (ch, slot), v in zip(fn.arg_slots, args):
+            if ch == "r":
+                r[slot] = v
+            elif ch in "IF":
+                i[slot] = v & M32
+                i[slot + 1] = v >> 32
+            else:
+                i[slot] = v
+        code = fn.code
+        pc = 0
+        try:
+            while True:
+                nxt = code[pc](i, r)
+                if nxt is None:
+                    pc += 1
+                elif nxt.__class__ is int:
+                    pc = nxt
+                else:
+                    return nxt
+        except VmTrap as e:
+            raise e.located(fn.label, fn.offsets[pc]) from None
+        except RecursionError:
+            raise VmTrap("call stack exhausted", status="RESOURCE_EXHAUSTED",
+                         function=fn.label, offset=fn.offsets[pc]) from None
+
+    # translation ------------------------------------------------------------------------------
+
+    def _compile(self, ordinal: int) -> CompiledFunction:
+        m = self.module
+        code_ins = verify(m, ordinal)
+        desc = m.functions[ordinal]
+        args, results = split_cconv(m.signatures[ordinal].cconv or "0v_v")
+        label = m.function_label(ordinal)
+        block_index: dict[int, int] = {}
+        body: list[Instruction] = []
+        for ins in code_ins:
+            if ins.is_block:
+                block_index[ins.offset] = len(body)
+            else:
+                body.append(ins)
+        builder = _Builder(self, block_index, results)
+        code = []
+        for ins in body:
+            try:
+                code.append(builder.build(ins))
+            except VmTrap as e:
+                raise e.located(label, ins.offset) from None
+        return CompiledFunction(ordinal, label, max(desc.i32_register_count, 1),
+                                desc.ref_register_count, code, [ins.offset for ins in body],
+                                cconv_slots(args), results)
+
+
+def _null(what: str) -> VmTrap:
+    return VmTrap(f"{what} is null", status="INVALID_ARGUMENT")
+
+
+def _buffer(value, what="buffer") -> VmBuffer:
+    if value is None:
+        raise _null(what)
+    if not isinstance(value, VmBuffer):
+        raise VmTrap(f"{what} is a {ref_type_name(value) or type(value).__name__}, not a vm.buffer",
+                     status="INVALID_ARGUMENT")
+    return value
+
+
+def _list(value) -> VmList:
+    if value is None:
+        raise _null("list")
+    if not isinstance(value, VmList):
+        raise VmTrap(f"ref is a {ref_type_name(value) or type(value).__name__}, not a vm.list",
+                     status="INVALID_ARGUMENT")
+    return value
+
+
+def _trap_div() -> VmTrap:
+    return VmTrap("integer division by zero or overflow (a native SIGFPE in IREE's runtime)",
+                  status="INTERNAL")
+
+
+# Integer binary ops on unsigned raw values: name -> (i32 fn, i64 fn).
+def _sdiv(a, b):
+    if b == 0:
+        raise _trap_div()
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _srem(a, b):
+    if b == 0:
+        raise _trap_div()
+    rm = abs(a) % abs(b)
+    return -rm if a < 0 else rm
+
+
+def _udiv(a, b):
+    if b == 0:
+        raise _trap_div()
+    return a // b
+
+
+def _urem(a, b):
+    if b == 0:
+        raise _trap_div()
+    return a % b
+
+
+def _int_binary(kind: str, bits: int):
+    mask = (1 << bits) - 1
+    sign = 1 << (bits - 1)
+    smin = -sign
+
+    def sv(v):
+        return v - (1 << bits) if v & sign else v
+
+    if kind == "add":
+        return lambda a, b: (a + b) & mask
+    if kind == "sub":
+        return lambda a, b: (a - b) & mask
+    if kind == "mul":
+        return lambda a, b: (a * b) & mask
+    if kind == "div.s":
+        def f(a, b):
+            a, b = sv(a), sv(b)
+            if a == smin and b == -1:
+                raise _trap_div()
+            return _sdiv(a, b) & mask
+        return f
+    if kind == "div.u":
+        return _udiv
+    if kind == "rem.s":
+        def f(a, b):
+            a, b = sv(a), sv(b)
+            if a == smin and b == -1:
+                raise _trap_div()
+            return _srem(a, b) & mask
+        return f
+    if kind == "rem.u":
+        return _urem
+    if kind == "and":
+        return lambda a, b: a & b
+    if kind == "or":
+        return lambda a, b: a | b
+    if kind == "xor":
+        return lambda a, b: a ^ b
+    if kind == "min.s":
+        return lambda a, b: b if sv(b) < sv(a) else a
+    if kind == "min.u":
+        return lambda a, b: b if b < a else a
+    if kind == "max.s":
+        return lambda a, b: b if sv(a) < sv(b) else a
+    if kind == "max.u":
+        return lambda a, b: b if a < b else a
+    return None
+
+
+def _int_unary(kind: str, bits: int):
+    mask = (1 << bits) - 1
+    sign = 1 << (bits - 1)
+    if kind == "not":
+        return lambda a: a ^ mask
+    if kind == "abs":
+        return lambda a: ((1 << bits) - a) & mask if a & sign else a
+    if kind == "ctlz":
+        return lambda a: bits - a.bit_length()
+    return None
+
+
+def _float_ops(bits: int):
+    """(to_float, to_bits, round, default NaN, libm names suffix) for f32 / f64."""
+    if bits == 32:
+        return f32_value, f32_bits, _round_f32, _F32_NAN, "f"
+    return f64_value, f64_bits, float, _F64_NAN, ""
+
+
+_FLOAT_UNARY_LIBM = {"ceil", "floor", "round", "atan", "cos", "sin", "exp", "exp2", "expm1", "log",
+                     "log10", "log1p", "log2", "sqrt", "tanh", "erf"}
+
+
+class _Builder:
+    """Turns decoded instructions into closures for one function."""
+
+    def __init__(self, interp: Interpreter, block_index: dict[int, int], results: str):
+        self.interp = interp
+        self.module = interp.module
+        self.state = interp.state
+        self.block_index = block_index
+        self.results = results
+
+    # helpers ------------------------------------------------------------------------------------
+
+    def target(self, offset: int) -> int:
+        return self.block_index[offset]
+
+    def remap(self, pairs):
+        """A function applying a branch remap list, or None when it is empty."""
+        if not pairs:
+            return None
+        steps = tuple((s.is_ref, s.index, d.index, s.move) for s, d in pairs)
+        if not any(s[0] for s in steps):
+            if len(steps) == 1:
+                _, si, di, _ = steps[0]
+
+                def one(i, r):
+                    i[di] = i[si]
+                return one
+            moves = tuple((si, di) for _, si, di, _ in steps)
+
+            def ints(i, r):
+                for si, di in moves:
+                    i[di] = i[si]
+            return ints
+
+        def apply(i, r):
+            for is_ref, si, di, mv in steps:
+                if is_ref:
+                    r[di] = r[si]
+                    if mv and si != di:
+                        r[si] = None
+                else:
+                    i[di] = i[si]
+        return apply
+
+    def jump(self, offset: int, pairs):
+        idx = self.target(offset)
+        rm = self.remap(pairs)
+        if rm is None:
+            return lambda i, r: idx
+
+        def op(i, r):
+            rm(i, r)
+            return idx
+        return op
+
+    # dispatch -----------------------------------------------------------------------------------
+
+    def build(self, ins: Instruction):
+        mn = ins.mnemonic
+        o = ins.operands
+        parts = mn.split(".")
+        head = parts[0]
+        method = getattr(self, "op_" + mn.replace(".", "_"), None)
+        if method is not None:
+            return method(ins, o)
+        # Generic families.
+        if head in ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "min", "max", "fma",
+                    "not", "abs", "ctlz", "neg", "ceil", "floor", "round", "atan", "atan2", "cos",
+                    "sin", "exp", "exp2", "expm1", "log", "log10", "log1p", "log2", "pow", "rsqrt",
+                    "sqrt", "tanh", "erf", "fpowi"):
+            return self.arith(ins, o, parts)
+        if head in ("shl", "shr"):
+            return self.shift(ins, o, parts)
+        if head == "cmp":
+            return self.compare(ins, o, parts)
+        if head == "global":
+            return self.global_op(ins, o, parts)
+        if head == "list" and parts[1] in ("get", "set"):
+            return self.list_value(ins, o, parts)
+        if head == "buffer" and parts[1] in ("load", "store", "fill"):
+            return self.buffer_elem(ins, o, parts)
+        if head in ("select", "switch", "const"):
+            return getattr(self, head)(ins, o, parts)
+        if head in ("cast", "bitcast", "trunc", "ext"):
+            return self.convert(ins, o, parts)
+        raise VmTrap(f"op {mn} is not implemented by this interpreter", status="UNIMPLEMENTED")
+
+    # arithmetic ----------------------------------------------------------------------------------
+
+    def arith(self, ins, o, parts):
+        head = parts[0]
+        ty = parts[1]
+        d = o["result"].index
+        if ty in ("i32", "i64"):
+            bits = 32 if ty == "i32" else 64
+            kind = head + ("." + parts[2] if len(parts) > 2 else "")
+            if bits == 32:
+                if head == "fma":
+                    a, b, c = o["first"].index, o["second"].index, o["third"].index
+
+                    def op(i, r):
+                        i[d] = (i[a] * i[b] + i[c]) & M32
+                    return op
+                f = _int_binary(kind, 32)
+                if f is not None:
+                    a, b = o["left"].index, o["right"].index
+                    if kind == "add":
+                        def op(i, r):
+                            i[d] = (i[a] + i[b]) & M32
+                        return op
+
+                    def op(i, r):
+                        i[d] = f(i[a], i[b])
+                    return op
+                f = _int_unary(kind, 32)
+                a = o["operand"].index
+
+                def op(i, r):
+                    i[d] = f(i[a])
+                return op
+            # i64
+            if head == "fma":
+                a, b, c = o["first"].index, o["second"].index, o["third"].index
+
+                def op(i, r):
+                    v = ((i[a] | i[a + 1] << 32) * (i[b] | i[b + 1] << 32)
+                         + (i[c] | i[c + 1] << 32)) & M64
+                    i[d] = v & M32
+                    i[d + 1] = v >> 32
+                return op
+            f = _int_binary(kind, 64)
+            if f is not None:
+                a, b = o["left"].index, o["right"].index
+
+                def op(i, r):
+                    v = f(i[a] | i[a + 1] << 32, i[b] | i[b + 1] << 32)
+                    i[d] = v & M32
+                    i[d + 1] = v >> 32
+                return op
+            f = _int_unary(kind, 64)
+            a = o["operand"].index
+
+            def op(i, r):
+                v = f(i[a] | i[a + 1] << 32)
+                i[d] = v & M32
+                i[d + 1] = v >> 32
+            return op
+        # floats
+        bits = 32 if ty == "f32" else 64
+        if bits == 32:
+            rd = lambda i, n: f32_value(i[n])  # noqa: E731
+
+            def wr(i, n, x):
+                i[n] = f32_bits(x)
+        else:
+            def rd(i, n):
+                return f64_value(i[n] | i[n + 1] << 32)
+
+            def wr(i, n, x):
+                v = f64_bits(x)
+                i[n] = v & M32
+                i[n + 1] = v >> 32
+        _, _, rnd, dnan, sfx = _float_ops(bits)
+        if head in ("add", "sub", "mul", "div", "rem", "min", "max", "atan2", "pow"):
+            a, b = o["left"].index, o["right"].index
+            if head == "add":
+                f = lambda x, y: x + y  # noqa: E731
+            elif head == "sub":
+                f = lambda x, y: x - y  # noqa: E731
+            elif head == "mul":
+                f = lambda x, y: x * y  # noqa: E731
+            elif head == "div":
+                f = lambda x, y: _div(x, y, dnan)  # noqa: E731
+            elif head == "rem":
+                f = getattr(_libm, "remainder" + sfx)
+            elif head == "atan2":
+                f = getattr(_libm, "atan2" + sfx)
+            elif head == "pow":
+                f = getattr(_libm, "pow" + sfx)
+            else:
+                # min/max return one operand's exact bits (NaN payloads included).
+                is_min = head == "min"
+                if bits == 32:
+                    def op(i, r):
+                        x, y = f32_value(i[a]), f32_value(i[b])
+                        i[d] = i[b] if ((y < x) if is_min else (x < y)) else i[a]
+                else:
+                    def op(i, r):
+                        x, y = rd(i, a), rd(i, b)
+                        src = b if ((y < x) if is_min else (x < y)) else a
+                        i[d], i[d + 1] = i[src], i[src + 1]
+                return op
+
+            def op(i, r):
+                wr(i, d, f(rd(i, a), rd(i, b)))
+            return op
+        if head == "fma":  # unfused in the 3.13.0 x86-64 build
+            a, b, c = o["first"].index, o["second"].index, o["third"].index
+
+            def op(i, r):
+                wr(i, d, rnd(rd(i, a) * rd(i, b)) + rd(i, c))
+            return op
+        if head == "fpowi":
+            a, e = o["base"].index, o["exponent"].index
+
+            def op(i, r):
+                wr(i, d, _fpowi(rd(i, a), s32(i[e]), rnd))
+            return op
+        a = o["operand"].index
+        if head in ("abs", "neg"):
+            if bits == 32:
+                if head == "abs":
+                    def op(i, r):
+                        i[d] = i[a] & 0x7FFFFFFF
+                else:
+                    def op(i, r):
+                        i[d] = i[a] ^ SIGN32
+            else:
+                if head == "abs":
+                    def op(i, r):
+                        i[d], i[d + 1] = i[a], i[a + 1] & 0x7FFFFFFF
+                else:
+                    def op(i, r):
+                        i[d], i[d + 1] = i[a], i[a + 1] ^ SIGN32
+            return op
+        if head == "rsqrt":
+            sq = getattr(_libm, "sqrt" + sfx)
+
+            def op(i, r):
+                wr(i, d, _div(1.0, sq(rd(i, a)), dnan))
+            return op
+        if head == "round" and len(parts) > 2:  # round.f32.even: IREE's pre-C23 emulation
+            rf = getattr(_libm, "round" + sfx)
+
+            def even(x):
+                y = rf(x)
+                if abs(x - y) == 0.5 and math.fmod(y, 2.0) != 0:
+                    y = y - 1.0 if y > 0.0 else y + 1.0
+                return y
+
+            def op(i, r):
+                wr(i, d, even(rd(i, a)))
+            return op
+        if head in _FLOAT_UNARY_LIBM:
+            f = getattr(_libm, head + sfx)
+
+            def op(i, r):
+                wr(i, d, f(rd(i, a)))
+            return op
+        raise VmTrap(f"op {ins.mnemonic} is not implemented", status="UNIMPLEMENTED")
+
+    def shift(self, ins, o, parts):
+        ty = parts[1]
+        kind = parts[0] + ("." + parts[2] if len(parts) > 2 else "")
+        a, n, d = o["operand"].index, o["amount"].index, o["result"].index
+        if ty == "i32":
+            if kind == "shl":
+                def op(i, r):
+                    i[d] = (i[a] << (i[n] & 31)) & M32
+            elif kind == "shr.s":
+                def op(i, r):
+                    i[d] = (s32(i[a]) >> (i[n] & 31)) & M32
+            else:
+                def op(i, r):
+                    i[d] = i[a] >> (i[n] & 31)
+            return op
+        if kind == "shl":
+            def f(v, k):
+                return (v << k) & M64
+        elif kind == "shr.s":
+            def f(v, k):
+                return (s64(v) >> k) & M64
+        else:
+            def f(v, k):
+                return v >> k
+
+        def op(i, r):
+            v = f(i[a] | i[a + 1] << 32, i[n] & 63)
+            i[d] = v & M32
+            i[d + 1] = v >> 32
+        return op
+
+    def compare(self, ins, o, parts):
+        # cmp.<pred>.<type>[.<s|u|o>]
+        pred, ty = parts[1], parts[2]
+        mod = parts[3] if len(parts) > 3 else ""
+        d = o["result"].index
+        if ty == "ref":
+            if pred == "nz":
+                a = o["operand"].index
+
+                def op(i, r):
+                    i[d] = int(r[a] is not None)
+                return op
+            a, b = o["left"].index, o["right"].index
+            if pred == "eq":
+                def op(i, r):
+                    i[d] = int(r[a] is r[b])
+            else:
+                def op(i, r):
+                    i[d] = int(r[a] is not r[b])
+            return op
+        if ty in ("i32", "i64"):
+            wide = ty == "i64"
+            if wide:
+                def rd(i, n):
+                    return i[n] | i[n + 1] << 32
+                conv = s64
+            else:
+                def rd(i, n):
+                    return i[n]
+                conv = s32
+            if pred == "nz":
+                a = o["operand"].index
+
+                def op(i, r):
+                    i[d] = int(rd(i, a) != 0)
+                return op
+            a, b = o["left"].index, o["right"].index
+            if pred == "eq":
+                def op(i, r):
+                    i[d] = int(rd(i, a) == rd(i, b))
+            elif pred == "ne":
+                def op(i, r):
+                    i[d] = int(rd(i, a) != rd(i, b))
+            elif mod == "s":
+                def op(i, r):
+                    i[d] = int(conv(rd(i, a)) < conv(rd(i, b)))
+            else:
+                def op(i, r):
+                    i[d] = int(rd(i, a) < rd(i, b))
+            return op
+        # floats: .o is false on NaN (but see ne), .u true on NaN.
+        if ty == "f32":
+            def rdf(i, n):
+                return f32_value(i[n])
+        else:
+            def rdf(i, n):
+                return f64_value(i[n] | i[n + 1] << 32)
+        rd = rdf
+        if pred == "nan":
+            a = o["operand"].index
+
+            def op(i, r):
+                x = rd(i, a)
+                i[d] = int(x != x)
+            return op
+        a, b = o["left"].index, o["right"].index
+        test = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y,
+                "lt": lambda x, y: x < y, "lte": lambda x, y: x <= y}[pred]
+        # The runtime's `ne.o` is C `!=`, which is true on NaN (ops.h), unlike LLVM's `one`.
+        unordered_value = mod == "u" or pred == "ne"
+
+        def op(i, r):
+            x, y = rd(i, a), rd(i, b)
+            if x != x or y != y:
+                i[d] = int(unordered_value)
+            else:
+                i[d] = int(test(x, y))
+        return op
+
+    # conversions -------------------------------------------------------------------------------
+
+    def convert(self, ins, o, parts):
+        mn = ins.mnemonic
+        a, d = o["operand"].index, o["result"].index
+
+        def r32(i):
+            return i[a]
+
+        def r64(i):
+            return i[a] | i[a + 1] << 32
+
+        def w32(i, v):
+            i[d] = v & M32
+
+        def w64(i, v):
+            v &= M64
+            i[d] = v & M32
+            i[d + 1] = v >> 32
+
+        def f32r(i):
+            return f32_value(i[a])
+
+        def f64r(i):
+            return f64_value(i[a] | i[a + 1] << 32)
+
+        def wf32(i, x):
+            i[d] = f32_bits(x)
+
+        def wf64(i, x):
+            w64(i, f64_bits(x))
+
+        table = {
+            "trunc.i32.i8": (r32, lambda v: v & 0xFF, w32),
+            "trunc.i32.i16": (r32, lambda v: v & 0xFFFF, w32),
+            "ext.i8.i32.s": (r32, lambda v: (v & 0xFF) - ((v & 0x80) << 1), w32),
+            "ext.i8.i32.u": (r32, lambda v: v & 0xFF, w32),
+            "ext.i16.i32.s": (r32, lambda v: (v & 0xFFFF) - ((v & 0x8000) << 1), w32),
+            "ext.i16.i32.u": (r32, lambda v: v & 0xFFFF, w32),
+            "trunc.i64.i32": (r64, lambda v: v & M32, w32),
+            "ext.i32.i64.s": (r32, s32, w64),
+            "ext.i32.i64.u": (r32, lambda v: v, w64),
+            "cast.si32.f32": (r32, lambda v: float(s32(v)), wf32),
+            "cast.ui32.f32": (r32, float, wf32),
+            "cast.si64.f32": (r64, lambda v: float(np.float32(np.int64(s64(v)))), wf32),
+            "cast.ui64.f32": (r64, lambda v: float(np.float32(np.uint64(v))), wf32),
+            "cast.f32.si32": (f32r, lambda x: _libm.lroundf(x), w32),
+            "cast.f32.ui32": (f32r, lambda x: _libm.llroundf(x), w32),
+            "cast.f32.si64": (f32r, lambda x: _libm.llroundf(x), w64),
+            "cast.f32.ui64": (f32r, lambda x: _f32_to_u64(_libm.roundf(x)), w64),
+            "bitcast.i32.f32": (r32, lambda v: v, w32),
+            "bitcast.f32.i32": (r32, lambda v: v, w32),
+            "trunc.f64.f32": (f64r, lambda x: x, wf32),
+            "ext.f32.f64": (f32r, lambda x: x, wf64),
+            "cast.si32.f64": (r32, lambda v: float(s32(v)), wf64),
+            "cast.ui32.f64": (r32, float, wf64),
+            "cast.f64.si32": (f64r, lambda x: _libm.lroundf(_round_f32(x)), w32),
+            "cast.f64.ui32": (f64r, lambda x: _libm.llroundf(_round_f32(x)), w32),
+            "cast.si64.f64": (r64, lambda v: float(s64(v)), wf64),
+            "cast.ui64.f64": (r64, float, wf64),
+            "cast.f64.si64": (f64r, lambda x: _libm.lround(x), w64),
+            "cast.f64.ui64": (f64r, lambda x: _libm.llround(x), w64),
+            "bitcast.i64.f64": (r64, lambda v: v, w64),
+            "bitcast.f64.i64": (r64, lambda v: v, w64),
+        }
+        if mn not in table:
+            raise VmTrap(f"op {mn} is not implemented", status="UNIMPLEMENTED")
+        rd, f, wr = table[mn]
+
+        def op(i, r):
+            wr(i, f(rd(i)))
+        return op
+
+    # constants, select, switch -------------------------------------------------------------------
+
+    def const(self, ins, o, parts):
+        mn = ins.mnemonic
+        if mn == "const.ref.zero":
+            d = o["result"].index
+
+            def op(i, r):
+                r[d] = None
+            return op
+        if mn == "const.ref.rodata":
+            d = o["value"].index
+            n = o["rodata"]
+            buf = self.interp_rodata(n)
+
+            def op(i, r):
+                r[d] = buf
+            return op
+        d = o["result"].index
+        ty = parts[1]
+        zero = len(parts) > 2 and parts[2] == "zero"
+        value = 0 if zero else o["value"]
+        if ty == "i32":
+            v = value & M32
+        elif ty == "i64":
+            v = value & M64
+        elif ty == "f32":
+            v = f32_bits(value)
+        else:
+            v = f64_bits(value)
+        if ty in ("i32", "f32"):
+            def op(i, r):
+                i[d] = v
+        else:
+            lo, hi = v & M32, v >> 32
+
+            def op(i, r):
+                i[d] = lo
+                i[d + 1] = hi
+        return op
+
+    def interp_rodata(self, n: int) -> VmBuffer:
+        cache = self.state.rodata_buffers
+        buf = cache.get(n)
+        if buf is None:
+            seg = self.module.rodata[n]
+            data = seg.data
+            buf = VmBuffer(data if data.readonly else memoryview(bytes(data)), readonly=True)
+            cache[n] = buf
+        return buf
+
+    def select(self, ins, o, parts):
+        c = o["condition"].index
+        d = o["result"].index
+        t, f = o["true_value"], o["false_value"]
+        ty = parts[1]
+        if ty == "ref":
+            ti, tm, fi, fm = t.index, t.move, f.index, f.move
+            tname = self.module.types[o["true_value_type_def"]]
+
+            def op(i, r):
+                if i[c]:
+                    v = r[ti]
+                    if tm and ti != d:
+                        r[ti] = None
+                    if fm and fi != d:
+                        r[fi] = None
+                else:
+                    v = r[fi]
+                    if fm and fi != d:
+                        r[fi] = None
+                    if tm and ti != d:
+                        r[ti] = None
+                if not type_matches(v, tname):
+                    raise VmTrap(f"select.ref: ref of type {ref_type_name(v)} is not {tname}",
+                                 status="INVALID_ARGUMENT")
+                r[d] = v
+            return op
+        ti, fi = t.index, f.index
+        if ty in ("i32", "f32"):
+            def op(i, r):
+                i[d] = i[ti] if i[c] else i[fi]
+        else:
+            def op(i, r):
+                s = ti if i[c] else fi
+                i[d], i[d + 1] = i[s], i[s + 1]
+        return op
+
+    def switch(self, ins, o, parts):
+        x = o["index"].index
+        d = o["result"].index
+        ty = parts[1]
+        values = tuple(v.index for v in o["values"])
+        n = len(values)
+        dv = o["default_value"]
+        if ty == "ref":
+            moves = tuple(v.move for v in o["values"])
+            tname = self.module.types[o["type_def"]]
+            di, dm = dv.index, dv.move
+
+            def op(i, r):
+                k = s32(i[x])
+                if 0 <= k < n:
+                    v = r[values[k]]
+                else:
+                    v = r[di]
+                if not type_matches(v, tname):
+                    raise VmTrap(f"switch.ref: ref of type {ref_type_name(v)} is not {tname}",
+                                 status="INVALID_ARGUMENT")
+                if dm and di != d:
+                    r[di] = None
+                for src, mv in zip(values, moves):
+                    if mv and src != d:
+                        r[src] = None
+                r[d] = v
+            return op
+        di = dv.index
+        if ty in ("i32", "f32"):
+            def op(i, r):
+                k = s32(i[x])
+                i[d] = i[values[k]] if 0 <= k < n else i[di]
+        elif ty == "i64":  # the runtime reads one 32-bit slot and sign-extends it (3.13.0 quirk)
+            def op(i, r):
+                k = s32(i[x])
+                if 0 <= k < n:
+                    v = i[values[k]]
+                    i[d], i[d + 1] = v, (M32 if v & SIGN32 else 0)
+                else:
+                    i[d], i[d + 1] = i[di], i[di + 1]
+        else:
+            def op(i, r):
+                k = s32(i[x])
+                s = values[k] if 0 <= k < n else di
+                i[d], i[d + 1] = i[s], i[s + 1]
+        return op
+
+    # globals -------------------------------------------------------------------------------------
+
+    def global_op(self, ins, o, parts):
+        # global.{load,store}[.indirect].{i32,i64,f32,f64,ref}
+        store = parts[1] == "store"
+        indirect = parts[2] == "indirect"
+        ty = parts[-1]
+        st = self.state
+        if ty == "ref":
+            refs = st.global_refs
+            tname = self.module.types[o["type_def"]]
+            v = o["value"]
+            vi, vm = v.index, v.move
+            count = len(refs)
+            if indirect:
+                g = o["global"].index
+
+                def ordinal(i):
+                    k = s32(i[g])
+                    if not 0 <= k < count:
+                        raise VmTrap(f"global ref ordinal {k} out of range ({count} ref globals)",
+                                     status="OUT_OF_RANGE")
+                    return k
+            else:
+                k0 = o["global"]
+
+                def ordinal(i):
+                    return k0
+            if store:
+                def op(i, r):
+                    value = r[vi]
+                    if not type_matches(value, tname):
+                        raise VmTrap(f"global.store.ref: ref of type {ref_type_name(value)} is "
+                                     f"not {tname}", status="INVALID_ARGUMENT")
+                    refs[ordinal(i)] = value
+                    if vm:
+                        r[vi] = None
+            else:
+                def op(i, r):
+                    value = refs[ordinal(i)]
+                    if not type_matches(value, tname):
+                        raise VmTrap(f"global.load.ref: ref of type {ref_type_name(value)} is "
+                                     f"not {tname}", status="INVALID_ARGUMENT")
+                    r[vi] = value
+            return op
+        data = st.global_bytes
+        wide = ty in ("i64", "f64")
+        fmt = _U64 if wide else _U32
+        size = fmt.size
+        cap = len(data)
+        reg = o["value"] if store else o["result"]
+        n = reg.index
+        if indirect:
+            g = o["byte_offset"].index
+
+            def where(i):
+                off = s32(i[g])
+                if off < 0 or off + size > cap:
+                    raise VmTrap(f"global byte offset {off} out of range ({cap} bytes of globals)",
+                                 status="OUT_OF_RANGE")
+                return off
+        else:
+            off0 = o["byte_offset"]
+
+            def where(i):
+                return off0
+        pack, unpack = fmt.pack_into, fmt.unpack_from
+        if store:
+            if wide:
+                def op(i, r):
+                    pack(data, where(i), i[n] | i[n + 1] << 32)
+            else:
+                def op(i, r):
+                    pack(data, where(i), i[n])
+        else:
+            if wide:
+                def op(i, r):
+                    v = unpack(data, where(i))[0]
+                    i[n] = v & M32
+                    i[n + 1] = v >> 32
+            else:
+                def op(i, r):
+                    i[n] = unpack(data, where(i))[0]
+        return op
+
+    # lists ---------------------------------------------------------------------------------------
+
+    def op_list_alloc(self, ins, o):
+        tname = self.module.types[o["element_type"]]
+        c, d = o["initial_capacity"].index, o["result"].index
+
+        def op(i, r):
+            r[d] = VmList.of_type(tname, s32(i[c]))
+        return op
+
+    def op_list_reserve(self, ins, o):
+        lst, n = o["list"].index, o["minimum_capacity"].index
+
+        def op(i, r):
+            _list(r[lst]).reserve(s32(i[n]))
+        return op
+
+    def op_list_resize(self, ins, o):
+        lst, n = o["list"].index, o["new_size"].index
+
+        def op(i, r):
+            _list(r[lst]).resize(s32(i[n]))
+        return op
+
+    def op_list_size(self, ins, o):
+        lst, d = o["list"].index, o["result"].index
+
+        def op(i, r):
+            i[d] = len(_list(r[lst]))
+        return op
+
+    def list_value(self, ins, o, parts):
+        get = parts[1] == "get"
+        ty = parts[2]
+        lst, x = o["list"].index, o["index"].index
+        if ty == "ref":
+            if get:
+                tname = self.module.types[o["type_def"]]
+                d = o["result"].index
+
+                def op(i, r):
+                    r[d] = _list(r[lst]).get_ref(s32(i[x]), tname)
+            else:
+                v = o["value"]
+                vi, vm = v.index, v.move
+
+                def op(i, r):
+                    _list(r[lst]).set_ref(s32(i[x]), r[vi])
+                    if vm:
+                        r[vi] = None
+            return op
+        n = (o["result"] if get else o["value"]).index
+        if ty == "i32":
+            def rd(i):
+                return s32(i[n])
+
+            def wr(i, v):
+                i[n] = v & M32
+        elif ty == "i64":
+            def rd(i):
+                return s64(i[n] | i[n + 1] << 32)
+
+            def wr(i, v):
+                v &= M64
+                i[n], i[n + 1] = v & M32, v >> 32
+        elif ty == "f32":
+            def rd(i):
+                return f32_value(i[n])
+
+            def wr(i, v):
+                i[n] = f32_bits(v)
+        else:
+            def rd(i):
+                return f64_value(i[n] | i[n + 1] << 32)
+
+            def wr(i, v):
+                v = f64_bits(v)
+                i[n], i[n + 1] = v & M32, v >> 32
+        if get:
+            def op(i, r):
+                wr(i, _list(r[lst]).get_value(s32(i[x]), ty))
+        else:
+            def op(i, r):
+                _list(r[lst]).set_value(s32(i[x]), rd(i), ty)
+        return op
+
+    # buffers -------------------------------------------------------------------------------------
+
+    def buffer_elem(self, ins, o, parts):
+        # buffer.load.{i8,i16}.{u,s} / buffer.load.{i32,i64,f32,f64}; store.*; fill.*
+        kind, ty = parts[1], parts[2]
+        signed = len(parts) > 3 and parts[3] == "s"
+        if ty == "i8":
+            fmt = _S_I8 if signed else _S_U8
+        elif ty == "i16":
+            fmt = _S_I16 if signed else _S_U16
+        elif ty in ("i32", "f32"):
+            fmt = _U32
+        else:
+            fmt = _U64
+        wide = ty in ("i64", "f64")
+        narrow_mask = {"i8": 0xFF, "i16": 0xFFFF}.get(ty)
+        if kind == "load":
+            b, off, d = o["source_buffer"].index, o["source_offset"].index, o["result"].index
+            if wide:
+                def op(i, r):
+                    v = _buffer(r[b], "source buffer").load(fmt, s64(i[off] | i[off + 1] << 32))
+                    i[d], i[d + 1] = v & M32, v >> 32
+            else:
+                def op(i, r):
+                    i[d] = _buffer(r[b], "source buffer").load(
+                        fmt, s64(i[off] | i[off + 1] << 32)) & M32
+            return op
+        b, off = o["target_buffer"].index, o["target_offset"].index
+        v = o["value"].index
+        if wide:
+            def value(i):
+                return i[v] | i[v + 1] << 32
+        elif narrow_mask is not None:
+            fmt = _S_U8 if ty == "i8" else _S_U16
+
+            def value(i):
+                return i[v] & narrow_mask
+        else:
+            def value(i):
+                return i[v]
+        if kind == "store":
+            def op(i, r):
+                _buffer(r[b], "target buffer").store(fmt, s64(i[off] | i[off + 1] << 32), value(i))
+            return op
+        ln = o["length"].index
+
+        def op(i, r):
+            _buffer(r[b], "target buffer").fill(fmt, s64(i[off] | i[off + 1] << 32),
+                                                s64(i[ln] | i[ln + 1] << 32), value(i))
+        return op
+
+    def op_buffer_alloc(self, ins, o):
+        ln, al, d = o["length"].index, o["alignment"].index, o["result"].index
+
+        def op(i, r):
+            n = s64(i[ln] | i[ln + 1] << 32)
+            if n < 0:
+                raise VmTrap(f"negative buffer length {n}", status="INVALID_ARGUMENT")
+            r[d] = VmBuffer(n, alignment=s32(i[al]) or 16)
+        return op
+
+    def op_buffer_clone(self, ins, o):
+        s, off, ln = o["source"].index, o["offset"].index, o["length"].index
+        al, d = o["alignment"].index, o["result"].index
+
+        def op(i, r):
+            src = _buffer(r[s], "source buffer")
+            start = s64(i[off] | i[off + 1] << 32)
+            n = s64(i[ln] | i[ln + 1] << 32)
+            src.check_range(start, n)
+            r[d] = VmBuffer(bytearray(src.data[start:start + n]), alignment=s32(i[al]) or 16)
+        return op
+
+    def op_buffer_length(self, ins, o):
+        b, d = o["buffer"].index, o["result"].index
+
+        def op(i, r):
+            n = len(_buffer(r[b]))
+            i[d], i[d + 1] = n & M32, n >> 32
+        return op
+
+    def op_buffer_copy(self, ins, o):
+        s, so = o["source_buffer"].index, o["source_offset"].index
+        t, to, ln = o["target_buffer"].index, o["target_offset"].index, o["length"].index
+
+        def op(i, r):
+            src = _buffer(r[s], "source buffer")
+            dst = _buffer(r[t], "target buffer")
+            a = s64(i[so] | i[so + 1] << 32)
+            b = s64(i[to] | i[to + 1] << 32)
+            n = s64(i[ln] | i[ln + 1] << 32)
+            src.check_range(a, n)
+            dst.check_writable()
+            dst.check_range(b, n)
+            dst.data[b:b + n] = bytes(src.data[a:a + n])
+        return op
+
+    def op_buffer_compare(self, ins, o):
+        lb, lo = o["lhs_buffer"].index, o["lhs_offset"].index
+        rb, ro, ln = o["rhs_buffer"].index, o["rhs_offset"].index, o["length"].index
+        d = o["result"].index
+
+        def op(i, r):
+            lhs = _buffer(r[lb], "lhs buffer")
+            rhs = _buffer(r[rb], "rhs buffer")
+            a = s64(i[lo] | i[lo + 1] << 32)
+            b = s64(i[ro] | i[ro + 1] << 32)
+            n = s64(i[ln] | i[ln + 1] << 32)
+            lhs.check_range(a, n)
+            rhs.check_range(b, n)
+            i[d] = int(lhs.data[a:a + n] == rhs.data[b:b + n])
+        return op
+
+    def op_buffer_hash(self, ins, o):
+        b, off, ln, d = (o["source_buffer"].index, o["source_offset"].index, o["length"].index,
+                         o["result"].index)
+
+        def op(i, r):
+            buf = _buffer(r[b], "source buffer")
+            a = s64(i[off] | i[off + 1] << 32)
+            n = s64(i[ln] | i[ln + 1] << 32)
+            buf.check_range(a, n)
+            h = siphash24(bytes(range(16)), bytes(buf.data[a:a + n]))
+            i[d], i[d + 1] = h & M32, h >> 32
+        return op
+
+    # refs ----------------------------------------------------------------------------------------
+
+    def op_cast_any_ref(self, ins, o):
+        s, d = o["operand"], o["result"].index
+        si, sm = s.index, s.move
+        tname = self.module.types[o["result_type"]]
+
+        def op(i, r):
+            v = r[si]
+            if not type_matches(v, tname):
+                raise VmTrap(f"cast.any.ref: ref of type {ref_type_name(v)} is not {tname}",
+                             status="INVALID_ARGUMENT")
+            if sm and si != d:
+                r[si] = None
+            r[d] = v
+        return op
+
+    def op_assign_ref(self, ins, o):
+        s, d = o["source"], o["result"].index
+        si, sm = s.index, s.move
+
+        def op(i, r):
+            v = r[si]
+            if sm and si != d:
+                r[si] = None
+            r[d] = v
+        return op
+
+    def op_discard_refs(self, ins, o):
+        regs = tuple(x.index for x in o["refs"] if x.is_ref)
+
+        def op(i, r):
+            for n in regs:
+                r[n] = None
+        return op
+
+    # control flow ---------------------------------------------------------------------------------
+
+    def op_br(self, ins, o):
+        return self.jump(o["dest_pc"], o["operands"])
+
+    op_yield = op_br  # a synchronous host resumes at once
+    op_break = op_br
+
+    def op_cond_break(self, ins, o):
+        return self.jump(o["dest_pc"], o["operands"])
+
+    def op_cond_br(self, ins, o):
+        c = o["condition"].index
+        t = self.jump(o["true_dest_pc"], o["true_operands"])
+        f = self.jump(o["false_dest_pc"], o["false_operands"])
+
+        def op(i, r):
+            return t(i, r) if i[c] else f(i, r)
+        return op
+
+    def op_br_table(self, ins, o):
+        x = o["index"].index
+        default = self.jump(o["default_dest_pc"], o["default_operands"])
+        cases = tuple(self.jump(t, rm) for t, rm in o["cases"])
+        n = len(cases)
+
+        def op(i, r):
+            k = s32(i[x])
+            return cases[k](i, r) if 0 <= k < n else default(i, r)
+        return op
+
+    def op_return(self, ins, o):
+        regs = o["operands"]
+        items = []
+        for ch, reg in zip(self.results, regs):
+            items.append((ch, reg.index, reg.move))
+        items = tuple(items)
+
+        def op(i, r):
+            out = []
+            for ch, n, mv in items:
+                if ch == "r":
+                    out.append(r[n])
+                    if mv:
+                        r[n] = None
+                elif ch in "IF":
+                    out.append(i[n] | i[n + 1] << 32)
+                else:
+                    out.append(i[n])
+            return out
+        return op
+
+    def op_fail(self, ins, o):
+        s = o["status"].index
+        message = o["message"]
+
+        def op(i, r):
+            code = i[s]
+            if code:
+                name = STATUS_NAMES[code] if code < len(STATUS_NAMES) else f"status {code}"
+                raise VmTrap(message, status=name)
+        return op
+
+    def op_import_resolved(self, ins, o):
+        callee = o["import_ordinal"]
+        d = o["result"].index
+        value = int(callee.is_import and callee.ordinal < len(self.interp.imports)
+                    and self.interp.imports[callee.ordinal] is not None)
+
+        def op(i, r):
+            i[d] = value
+        return op
+
+    def op_trace(self, ins, o):
+        moved = tuple(x.index for x in o["operands"] if x.is_ref and x.move)
+
+        def op(i, r):
+            for n in moved:
+                r[n] = None
+        return op
+
+    op_print = op_trace
+
+    def op_call(self, ins, o):
+        return self.call(ins, o, None, None)
+
+    def op_call_variadic(self, ins, o):
+        return self.call(ins, o, o["segment_sizes"], None)
+
+    def op_call_yieldable(self, ins, o):
+        return self.call(ins, o, None, self.target(o["dest_pc"]))
+
+    def op_call_variadic_yieldable(self, ins, o):
+        return self.call(ins, o, o["segment_sizes"], self.target(o["dest_pc"]))
+
+    def call(self, ins, o, segments, resume):
+        callee = o["callee_ordinal"]
+        args = o["operands"]
+        results = o["results"]
+        if callee.is_import:
+            return self.import_call(callee.ordinal, args, results, segments, resume)
+        interp = self.interp
+        ordinal = callee.ordinal
+        sig_args, sig_results = split_cconv(self.module.signatures[ordinal].cconv or "0v_v")
+        arg_items = tuple((ch, reg.index, reg.move) for ch, reg in zip(sig_args, args))
+        res_items = tuple((ch, reg.index) for ch, reg in zip(sig_results, results))
+        cache = []
+
+        def op(i, r):
+            vals = []
+            for ch, n, mv in arg_items:
+                if ch == "r":
+                    vals.append(r[n])
+                    if mv:
+                        r[n] = None
+                elif ch in "IF":
+                    vals.append(i[n] | i[n + 1] << 32)
+                else:
+                    vals.append(i[n])
+            if not cache:
+                cache.append(interp.function(ordinal))
+            out = interp._run(cache[0], vals)
+            for (ch, n), v in zip(res_items, out):
+                if ch == "r":
+                    r[n] = v
+                elif ch in "IF":
+                    i[n], i[n + 1] = v & M32, v >> 32
+                else:
+                    i[n] = v
+            return resume
+        return op
+
+    def import_call(self, ordinal, args, results, segments, resume):
+        imp = self.module.imports[ordinal]
+        binding = self.interp.imports[ordinal] if ordinal < len(self.interp.imports) else None
+        arg_frag, res_frag = split_cconv(imp.cconv or "0v_v")
+        items = _cconv_items(arg_frag)
+        # Plan: per top-level item either (char, reg, move) or ("C", body, [(char, reg, move)...]).
+        plan = []
+        regs = list(args)
+        pos = 0
+        for k, item in enumerate(items):
+            if item.startswith("C"):
+                body = item[1:]
+                count = segments[k] if segments is not None else 0
+                tuples = []
+                for _ in range(count):
+                    tup = []
+                    for ch in body:
+                        reg = regs[pos]
+                        pos += 1
+                        tup.append((ch, reg.index, reg.move))
+                    tuples.append(tuple(tup))
+                plan.append(("C", tuple(tuples)))
+            else:
+                reg = regs[pos]
+                pos += 1
+                plan.append((item, (reg.index, reg.move)))
+        plan = tuple(plan)
+        res_items = tuple((ch, reg.index) for ch, reg in zip(res_frag, results))
+        name = imp.full_name
+
+        def read(i, r, ch, n, mv):
+            if ch == "r":
+                v = r[n]
+                if mv:
+                    r[n] = None
+                return v
+            if ch == "i":
+                return s32(i[n])
+            if ch == "I":
+                return s64(i[n] | i[n + 1] << 32)
+            if ch == "f":
+                return f32_value(i[n])
+            return f64_value(i[n] | i[n + 1] << 32)
+
+        def op(i, r):
+            if binding is None:
+                raise VmTrap(f"import {name} is not resolved", status="NOT_FOUND")
+            vals = []
+            for ch, spec in plan:
+                if ch == "C":
+                    vals.append([tuple(read(i, r, c, n, mv) for c, n, mv in tup) for tup in spec])
+                else:
+                    vals.append(read(i, r, ch, spec[0], spec[1]))
+            out = binding.fn(*vals)
+            if out is None:
+                out = ()
+            elif not isinstance(out, (tuple, list)):
+                out = (out,)
+            if len(out) != len(res_items):
+                raise VmTrap(f"import {name} returned {len(out)} values, expected "
+                             f"{len(res_items)}", status="INTERNAL")
+            for (ch, n), v in zip(res_items, out):
+                if ch == "r":
+                    r[n] = v
+                elif ch in "IF":
+                    raw = host_to_raw(ch, v)
+                    i[n], i[n + 1] = raw & M32, raw >> 32
+                else:
+                    i[n] = host_to_raw(ch, v)
+            return resume
+        return op
+
+
+# -- SipHash-2-4 (buffer.hash) ------------------------------------------------------------------------
+
+def siphash24(key: bytes, data: bytes) -> int:
+    k0, k1 = struct.unpack("<QQ", key)
+    v0 = k0 ^ 0x736F6D6570736575
+    v1 = k1 ^ 0x646F72616E646F6D
+    v2 = k0 ^ 0x6C7967656E657261
+    v3 = k1 ^ 0x7465646279746573
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & M64
+
+    def rounds(v0, v1, v2, v3, n):
+        for _ in range(n):
+            v0 = (v0 + v1) & M64
+            v1 = rotl(v1, 13) ^ v0
+            v0 = rotl(v0, 32)
+            v2 = (v2 + v3) & M64
+            v3 = rotl(v3, 16) ^ v2
+            v0 = (v0 + v3) & M64
+            v3 = rotl(v3, 21) ^ v0
+            v2 = (v2 + v1) & M64
+            v1 = rotl(v1, 17) ^ v2
+            v2 = rotl(v2, 32)
+        return v0, v1, v2, v3
+
+    n = len(data)
+    end = n - n % 8
+    for off in range(0, end, 8):
+        m = int.from_bytes(data[off:off + 8], "little")
+        v3 ^= m
+        v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
+        v0 ^= m
+    last = ((n & 0xFF) << 56) | int.from_bytes(data[end:], "little")
+    v3 ^= last
+    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
+    v0 ^= last
+    v2 ^= 0xFF
+    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
