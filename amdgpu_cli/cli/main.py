@@ -25,8 +25,10 @@ def cli() -> None:
 
 def _register() -> None:
     from amdgpu_cli.cli.profile import profile
+    from amdgpu_cli.cli.run import run
 
     cli.add_command(profile)
+    cli.add_command(run)
 
 
 def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) -> None:
@@ -88,6 +90,11 @@ def profile_main(argv: list[str] | None = None) -> None:
     _run(cli.commands["profile"], "amdgpu-profile", argv)
 
 
+def run_main(argv: list[str] | None = None) -> None:
+    _register()
+    _run(cli.commands["run"], "amdgpu-run", argv)
+
+
 def _not_yet(name: str):
     def entry(argv: list[str] | None = None) -> None:
         from amdgpu_cli.cli.terminal import error
@@ -98,6 +105,5 @@ def _not_yet(name: str):
     return entry
 
 
-run_main = _not_yet("amdgpu-run")
 replay_main = _not_yet("amdgpu-replay")
 benchmark_main = _not_yet("amdgpu-benchmark")

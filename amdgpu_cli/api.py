@@ -1,0 +1,104 @@
+"""Python API: load a .vmfb and call its functions with numpy arrays.
+
+    import amdgpu_cli
+    m = amdgpu_cli.load_module("model.vmfb", device="local")
+    y = m.predict(np.ones((1, 64), np.float32))      # or m["predict"](...)
+    m.close()                                          # or `with amdgpu_cli.load_module(...) as m:`
+
+Arguments: numpy arrays (or anything np.asarray takes) for tensor arguments, Python/numpy numbers
+for scalar ones. Results: numpy arrays for tensors (bool for i1; ml_dtypes types for bf16/f8),
+numpy scalars (np.int32, np.int64, np.float32, np.float64) for scalars; one result is returned
+bare, several as a tuple, none as None. The module's state (globals) lives as long as the Module:
+unlike iree-run-module, `__init` runs once and every call sees the previous calls' effects.
+Errors are AmdgpuCliError subclasses (VmTrap for traps, with IREE's status names).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.tooling.run import Session
+from amdgpu_cli.tooling.values import Tensor
+
+__all__ = ["Module", "load_module"]
+
+
+def _to_tool(value, ch: str):
+    if ch != "r" or value is None or isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview, list, tuple)):
+        return value
+    return Tensor.from_array(np.asarray(value))
+
+
+def _from_tool(value):
+    if isinstance(value, Tensor):
+        return np.array(value.array)
+    if isinstance(value, list):
+        return [_from_tool(v) for v in value]
+    return value
+
+
+class Module:
+    """A loaded module instantiated on a device; exported functions are attributes."""
+
+    def __init__(self, path, device: str | list[str] = "local"):
+        devices = [device] if isinstance(device, str) else list(device)
+        self._session = Session(str(path), devices)
+        self.path = str(path)
+
+    @property
+    def function_names(self) -> list[str]:
+        return [e.name for e in self._session.module.exports
+                if not e.name.startswith("__") and "$" not in e.name]
+
+    def function(self, name: str) -> Callable:
+        if name not in self._session.module.exports_by_name:
+            raise AmdgpuCliError(f"no function `{name}` exported by module",
+                                 status="NOT_FOUND")
+        session = self._session
+        arg_chars, _ = session.cconv(name)
+
+        def call(*args):
+            if len(args) != len(arg_chars):
+                raise AmdgpuCliError(f"{name} expects {len(arg_chars)} arguments, "
+                                     f"{len(args)} given", status="INVALID_ARGUMENT")
+            values = [_to_tool(a, ch) for a, ch in zip(args, arg_chars)]
+            results = [_from_tool(v) for v in session.call(name, values)]
+            if not results:
+                return None
+            return results[0] if len(results) == 1 else tuple(results)
+
+        call.__name__ = name
+        call.__doc__ = session.declaration(name)
+        return call
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.function(name)
+        except AmdgpuCliError:
+            raise AttributeError(f"module has no function {name!r}") from None
+
+    __getitem__ = function
+
+    def __dir__(self):
+        return [*super().__dir__(), *self.function_names]
+
+    def close(self) -> None:
+        self._session.close()
+
+    def __enter__(self) -> Module:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def load_module(path, device: str | list[str] = "local") -> Module:
+    """Load a .vmfb on `device` (a device URI, or a list of them) and run its `__init`."""
+    return Module(path, device)

@@ -1,0 +1,67 @@
+"""`amdgpu run` / `amdgpu-run`: run one function of a .vmfb, as iree-run-module does.
+
+Flags mirror iree-run-module's, in underscore and dashed spellings. The command builds RunOptions,
+calls `amdgpu_cli.tooling.run.run` (which writes the `EXEC @fn` line and the results to stdout as
+it goes) and exits with its exit code (1 when `--expected_output` did not match).
+"""
+
+from __future__ import annotations
+
+import click
+
+
+def _flag(name: str, *decls, **kwargs):
+    dashed = name.replace("_", "-")
+    spellings = [f"--{name}"] + ([f"--{dashed}"] if dashed != name else [])
+    return click.option(*spellings, name, *decls, **kwargs)
+
+
+@click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
+@_flag("device", multiple=True, metavar="URI",
+       help="A HAL device URI (local-sync, local-task, amdgpu, cuda...); repeat for several.")
+@_flag("module", multiple=True, metavar="FILE", help="A .vmfb module; the last one is the main.")
+@_flag("function", default="", metavar="NAME",
+       help="The function to run (default: the module's single exported function).")
+@_flag("input", multiple=True, metavar="VALUE",
+       help="An argument: `2x2xf32=1 2 3 4`, `@file.npy`, `42`...; repeat in argument order.")
+@_flag("output", multiple=True, metavar="SPEC",
+       help="Per result: empty (discard), `-` (print), `@file` / `+file` (.npy or raw bytes).")
+@_flag("expected_output", multiple=True, metavar="VALUE",
+       help="Expected result values (the --input grammar); prints [SUCCESS] or [FAILED].")
+@_flag("output_max_element_count", type=int, default=1024, show_default=True,
+       help="Elements printed per result before eliding.")
+@_flag("equality_mode", type=click.Choice(["approximate", "exact"]), default="approximate",
+       show_default=True, help="How --expected_output compares floats.")
+@_flag("expected_f16_threshold", type=float, default=0.001, show_default=True)
+@_flag("expected_f32_threshold", type=float, default=0.0001, show_default=True)
+@_flag("expected_f64_threshold", type=float, default=0.0001, show_default=True)
+@_flag("expected_bf16_threshold", type=float, default=0.01, show_default=True)
+@_flag("expected_rtol", type=float, default=1e-5, show_default=True)
+@_flag("list_drivers", is_flag=True, help="List the HAL drivers and exit.")
+@_flag("list_devices", is_flag=True, help="List the device URIs of every driver and exit.")
+@_flag("dump_devices", is_flag=True, help="Describe every device of every driver and exit.")
+def run(device, module, function, input, output, expected_output, output_max_element_count,
+        equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
+        expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices) -> None:
+    """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
+    import sys
+
+    from amdgpu_cli.tooling import run as tool
+    from amdgpu_cli.tooling.expected import Equality
+
+    if list_drivers or list_devices or dump_devices:
+        text = (tool.list_drivers_text() if list_drivers else
+                tool.list_devices_text() if list_devices else tool.dump_devices_text())
+        click.echo(text, nl=False)
+        return
+    if not module:
+        raise click.UsageError("no --module= specified")
+    options = tool.RunOptions(
+        modules=list(module), devices=list(device), function=function, inputs=list(input),
+        outputs=list(output), expected_outputs=list(expected_output),
+        output_max_element_count=output_max_element_count,
+        equality=Equality(equality_mode, expected_f16_threshold, expected_f32_threshold,
+                          expected_f64_threshold, expected_bf16_threshold, expected_rtol))
+    result = tool.run(options, sys.stdout)
+    if result.exit_code:
+        sys.exit(result.exit_code)

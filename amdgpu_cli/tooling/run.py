@@ -1,0 +1,379 @@
+"""The run tool: what `iree-run-module` does, as a library call (`run(options) -> RunResult`).
+
+Steps, in IREE's order (runtime/src/iree/tooling/run_module.c, context_util.c, function_util.c):
+  1. load the module(s) (`--module`; the last is the main one), create the devices (`--device`,
+     each flag one device; none given: `local-task`, the device llvm-cpu modules select), and
+     instantiate a VmContext with the `hal` module over them (runs `__init`);
+  2. resolve the function (`--function`, or the single export not starting with `__` and without
+     `$`); NOT_FOUND as IREE words it;
+  3. parse `--input`s against the export's argument cconv, tensors become BufferViews on the first
+     device (device-local, usage DEFAULT, copied in through the queue);
+  4. print `EXEC @fn`, call, read result BufferViews back to host values;
+  5. print results (`result[i]: ...`), or write `--output`s, or check `--expected_output`s.
+Output goes to `stdout` (a text stream) as it is produced, so that a failure after `EXEC` leaves
+the same partial output as IREE. Errors raise AmdgpuCliError subclasses whose message carries
+IREE's annotations (`; parsing function inputs`, `; invoking function 'f'`, and the function's
+`iree.abi.declaration`); the exit code of a completed run is in RunResult (1 when an expected
+output did not match).
+
+Also here: the value conversions between tooling values (Tensor, StorageBuffer, numpy scalars)
+and VM/HAL values, shared with `amdgpu_cli.api`.
+Only one bytecode module per context is supported (the VM context takes one); earlier `--module`s
+are rejected with UNIMPLEMENTED.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import IO, Sequence
+
+import numpy as np
+
+from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.formats.vmfb import BytecodeModule, load_vmfb, split_cconv
+from amdgpu_cli.hal.buffer import Buffer
+from amdgpu_cli.hal.buffer_view import BufferView
+from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryType
+from amdgpu_cli.hal.fence import Fence
+from amdgpu_cli.hal.registry import default_registry
+from amdgpu_cli.tooling.element_types import ElementType
+from amdgpu_cli.tooling.expected import Equality, compare_expected
+from amdgpu_cli.tooling.io import (
+    DEFAULT_MAX_ELEMENT_COUNT,
+    format_results,
+    parse_inputs,
+    write_outputs,
+)
+from amdgpu_cli.tooling.values import StorageBuffer, Tensor
+from amdgpu_cli.vm.context import VmContext
+from amdgpu_cli.vm.hal_module import HalModule
+from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
+
+__all__ = ["DEFAULT_DEVICE", "RunOptions", "RunResult", "Session", "from_vm", "run",
+           "select_function", "to_vm"]
+
+DEFAULT_DEVICE = "local-task"
+
+
+@dataclass
+class RunOptions:
+    modules: list[str]
+    devices: list[str] = field(default_factory=list)
+    function: str = ""
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    expected_outputs: list[str] = field(default_factory=list)
+    output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT
+    equality: Equality = field(default_factory=Equality)
+
+
+@dataclass
+class RunResult:
+    function: str
+    results: list  # tooling values (Tensor, numpy scalars, StorageBuffer, bytes, lists, None)
+    exit_code: int = 0
+
+
+def _annotate(error: AmdgpuCliError, note: str) -> AmdgpuCliError:
+    """The same error type and status with `; note` appended (IREE's status annotations)."""
+    base = error.raw_message if isinstance(error, VmTrap) and not error.function else str(error)
+    try:
+        annotated = type(error)(f"{base}; {note}", status=error.status)
+    except TypeError:
+        annotated = AmdgpuCliError(f"{base}; {note}", status=error.status)
+    return annotated
+
+
+# -- the context --------------------------------------------------------------------------------
+
+class Session:
+    """Devices + the `hal` module + one bytecode module instantiated over them."""
+
+    def __init__(self, module: BytecodeModule | str, devices: Sequence[str] = (), *,
+                 registry=None):
+        registry = registry or default_registry()
+        if not isinstance(module, BytecodeModule):
+            path = module
+            try:
+                module = load_vmfb(path)
+            except AmdgpuCliError as e:
+                raise _annotate(e, f"loading bytecode module at '{path}'") from None
+        self.module = module
+        self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
+        try:
+            self.hal = HalModule(self.devices)
+            self.context = VmContext(module, native_modules=[self.hal])
+        except BaseException:
+            self.close_devices()
+            raise
+
+    @property
+    def device(self):
+        return self.devices[0]
+
+    def close_devices(self) -> None:
+        for device in self.devices:
+            device.close()
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "context", None) is not None:
+                self.context.close()
+        finally:
+            self.close_devices()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def declaration(self, function: str) -> str | None:
+        ordinal = self.module.exports_by_name.get(function)
+        if ordinal is None:
+            return None
+        return self.module.signatures[ordinal].attrs.get("iree.abi.declaration")
+
+    def cconv(self, function: str) -> tuple[str, str]:
+        return split_cconv(self.context.export_cconv(function))
+
+    def call(self, function: str, values: Sequence) -> list:
+        """Call with tooling values; returns tooling values (results read back to the host)."""
+        arg_chars, res_chars = self.cconv(function)
+        vm_args = [to_vm(v, ch, self.device) for v, ch in zip(values, arg_chars)]
+        vm_results = self.context.call(function, vm_args)
+        return [from_vm(v, ch, self.device) for v, ch in zip(vm_results, res_chars)]
+
+
+def select_function(module: BytecodeModule, name: str) -> str:
+    """`--function`, or the single export that is not internal (IREE's function_util.c)."""
+    exports = module.exports_by_name
+    if name:
+        if name not in exports:
+            raise VmTrap(f"no function `{name}` exported by module; looking up function "
+                         f"'{name}'", status="NOT_FOUND")
+        return name
+    public = [e.name for e in module.exports if not e.name.startswith("__") and "$" not in e.name]
+    if len(public) != 1:
+        raise VmTrap(f"no --function= specified and module has {len(public)} exported "
+                     f"functions; specify which to run", status="INVALID_ARGUMENT")
+    return public[0]
+
+
+# -- value conversion ---------------------------------------------------------------------------
+
+def _upload(device, data: np.ndarray) -> Buffer:
+    """A device-local buffer (usage DEFAULT) holding `data`, written through the device queue."""
+    nbytes = data.nbytes
+    buffer = device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, nbytes)
+    if nbytes:
+        fence = Fence.create(device.create_semaphore(0), 1)
+        device.queue_update(-1, None, fence, memoryview(np.ascontiguousarray(data)).cast("B"), 0,
+                            buffer, 0, nbytes)
+        fence.wait()
+    return buffer
+
+
+def _download(device, buffer: Buffer, offset: int, length: int) -> bytes:
+    """The bytes of a buffer range, through a host-visible staging buffer when not mappable."""
+    try:
+        return buffer.read(offset, length)
+    except HalError as e:
+        if e.status != "PERMISSION_DENIED":
+            raise
+    staging = device.allocator.allocate(
+        MemoryType.HOST_LOCAL | MemoryType.DEVICE_VISIBLE,
+        BufferUsage.TRANSFER | BufferUsage.MAPPING_SCOPED, length)
+    fence = Fence.create(device.create_semaphore(0), 1)
+    device.queue_copy(-1, None, fence, buffer, offset, staging, 0, length)
+    fence.wait()
+    return staging.read(0, length)
+
+
+def to_vm(value, ch: str, device):
+    """A tooling value -> the VM host value of cconv char `ch` (BufferViews on `device`)."""
+    if ch in "iI":
+        return 0 if value is None else int(value)
+    if ch in "fF":
+        return 0.0 if value is None else float(value)
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        value = Tensor.from_array(value)
+    if isinstance(value, Tensor):
+        buffer = _upload(device, value.storage.reshape(-1).view(np.uint8))
+        return BufferView(buffer, value.shape, value.element_type.code)
+    if isinstance(value, StorageBuffer):
+        return _upload(device, np.frombuffer(value.data, dtype=np.uint8))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return VmBuffer(bytearray(value))
+    if isinstance(value, (list, tuple)):
+        lst = VmList("variant", len(value))
+        lst.resize(len(value))
+        for i, item in enumerate(value):
+            lst.set_ref(i, to_vm(item, "r", device))
+        return lst
+    if isinstance(value, np.generic):
+        raise HalError(f"a scalar {value.dtype} value cannot be passed as a ref argument",
+                       status="INVALID_ARGUMENT")
+    return value
+
+
+_SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
+
+
+def from_vm(value, ch: str, device):
+    """A VM host result of cconv char `ch` -> a tooling value (buffer contents read back)."""
+    if ch in _SCALARS:
+        return _SCALARS[ch](value)
+    if value is None:
+        return None
+    if isinstance(value, BufferView):
+        element_type = ElementType.from_code(value.element_type)
+        data = _download(device, value.buffer, 0, value.byte_length)
+        return Tensor.from_bytes(element_type, value.shape, data)
+    if isinstance(value, Buffer):
+        return StorageBuffer(_download(device, value, 0, value.byte_length))
+    if isinstance(value, VmBuffer):
+        return bytes(value.data)
+    if isinstance(value, VmList):
+        return [from_vm(v, "r" if not isinstance(v, (int, float)) else
+                        ("I" if isinstance(v, int) else "F"), device)
+                for v in value.python_values()]
+    return value
+
+
+# -- the tool -----------------------------------------------------------------------------------
+
+def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) -> RunResult:
+    """Runs one function as iree-run-module does, writing its stdout text to `stdout`."""
+    out = stdout if stdout is not None else sys.stdout
+    if not options.modules:
+        raise AmdgpuCliError("no --module= specified", status="INVALID_ARGUMENT")
+    if len(options.modules) > 1:
+        raise AmdgpuCliError("only one --module= per run is supported", status="UNIMPLEMENTED")
+    try:
+        session = Session(options.modules[-1], options.devices, registry=registry)
+    except AmdgpuCliError as e:
+        raise _annotate(e, "creating run context") from None
+    with session:
+        try:
+            function = select_function(session.module, options.function)
+        except AmdgpuCliError as e:
+            raise _annotate(e, "creating run context") from None
+        declaration = session.declaration(function)
+
+        def fail(e: AmdgpuCliError, note: str) -> AmdgpuCliError:
+            e = _annotate(e, note)
+            return _annotate(e, f"`{declaration}`") if declaration else e
+
+        arg_chars, res_chars = session.cconv(function)
+        try:
+            inputs = parse_inputs(options.inputs, arg_chars)
+            vm_args = [to_vm(v, ch, session.device) for v, ch in zip(inputs, arg_chars)]
+        except AmdgpuCliError as e:
+            raise fail(e, "parsing function inputs") from None
+        out.write(f"EXEC @{function}\n")
+        out.flush()
+        try:
+            if len(vm_args) != len(arg_chars):
+                raise VmTrap(f"input list and function mismatch; expected {len(arg_chars)} "
+                             f"arguments but passed {len(vm_args)}", status="INVALID_ARGUMENT")
+            vm_results = session.context.call(function, vm_args)
+        except AmdgpuCliError as e:
+            raise fail(e, f"invoking function '{function}'") from None
+        try:
+            results = [from_vm(v, ch, session.device) for v, ch in zip(vm_results, res_chars)]
+        except AmdgpuCliError as e:
+            raise fail(e, "transferring results") from None
+        exit_code = 0
+        try:
+            if options.expected_outputs:
+                ok, text = compare_expected(results, options.expected_outputs, cconv=res_chars,
+                                            equality=options.equality)
+                out.write(text)
+                exit_code = 0 if ok else 1
+            elif options.outputs:
+                write_outputs(results, options.outputs,
+                              max_element_count=options.output_max_element_count, stdout=out)
+            else:
+                out.write(format_results(results, options.output_max_element_count))
+        except AmdgpuCliError as e:
+            raise fail(e, "processing results") from None
+        out.flush()
+        return RunResult(function, results, exit_code)
+
+
+# -- --list_drivers / --list_devices / --dump_devices ---------------------------------------------
+
+# iree-run-module's wording for the drivers IREE also has (hal/drivers/*/registration).
+_DRIVER_DESCRIPTIONS = {
+    "local-sync": "Local execution using a lightweight inline synchronous queue",
+    "local-task": "Local execution using the IREE multithreading task system",
+    "cuda": "NVIDIA CUDA HAL driver (via dylib)",
+}
+_RULE = "# " + "=" * 76 + "\n"
+_DEVICE_RULE = "# ===" + "-" * 70 + "===\n"
+
+
+def list_drivers_text(registry=None) -> str:
+    """`--list_drivers`, laid out as iree-run-module prints it."""
+    registry = registry or default_registry()
+    lines = [_RULE, "# Available HAL drivers\n", _RULE,
+             "# Use --list_devices={driver name} to enumerate available devices.\n", "\n"]
+    for entry in sorted(registry.entries(), key=lambda e: e.name):
+        description = _DRIVER_DESCRIPTIONS.get(entry.name, entry.description)
+        lines.append(f"{entry.name:>16}: {description}\n")
+    return "".join(lines)
+
+
+def _driver_devices(registry, name: str):
+    """(driver, devices) or (None, []) when the driver cannot be created here."""
+    try:
+        driver = registry.driver(name)
+    except HalError as e:
+        if e.status in ("UNAVAILABLE", "NOT_FOUND") and name in registry.names():
+            return None, []
+        raise
+    return driver, driver.query_available_devices()
+
+
+def _device_uri(driver_name: str, info) -> str:
+    return f"{driver_name}://{info.path}"
+
+
+def _driver_names(registry, driver: str | None) -> list[str]:
+    if driver:
+        if driver not in registry.names():
+            raise HalError(f"no driver '{driver}' registered", status="NOT_FOUND")
+        return [driver]
+    return sorted(registry.names())
+
+
+def list_devices_text(registry=None, driver: str | None = None) -> str:
+    """`--list_devices`: one device URI per line."""
+    registry = registry or default_registry()
+    lines = []
+    for name in _driver_names(registry, driver):
+        _, devices = _driver_devices(registry, name)
+        lines.extend(_device_uri(name, info) + "\n" for info in devices)
+    return "".join(lines)
+
+
+def dump_devices_text(registry=None, driver: str | None = None) -> str:
+    """`--dump_devices`: per driver a header, then per device its URI, name and details."""
+    registry = registry or default_registry()
+    blocks = []
+    for name in _driver_names(registry, driver):
+        drv, devices = _driver_devices(registry, name)
+        text = [_RULE, f"# Enumerated devices for driver '{name}'\n", _RULE, "\n"]
+        for info in devices:
+            text += [_DEVICE_RULE, f"# --device={_device_uri(name, info)}\n",
+                     f"#   {info.name}\n"]
+            details = drv.dump_device_info(info.device_id) if drv is not None else ""
+            if details:
+                text.append(details if details.endswith("\n") else details + "\n")
+            text.append(_DEVICE_RULE)
+        blocks.append("".join(text))
+    return "\n".join(blocks)
