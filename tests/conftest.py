@@ -4,6 +4,8 @@ iree_bundles:  session-scoped {key: Path} of real .ireeprof bundles built with
                the installed IREE tools (see tests/iree_bundles.py). Set
                IREE_BUNDLE_CACHE=DIR to build into / reuse a persistent DIR.
 iree_profile:  callable(args) -> CompletedProcess running the real iree-profile.
+corpus_build:  session-scoped ({stem: vmfb Path}, {stem: compile error}) of tests/corpus/*.mlir
+               compiled for llvm-cpu (IREE_CORPUS_CACHE=DIR keeps them between sessions).
 jsonl_rows:    helper, parse JSON-lines text into a list of dicts.
 """
 
@@ -49,3 +51,16 @@ def iree_profile():
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def corpus_build(tmp_path_factory):
+    """The amdgpu-run corpus compiled once per session: (vmfbs, compile errors)."""
+    from corpus_util import compile_corpus
+
+    if not (os.environ.get("IREE_COMPILE") or shutil.which("iree-compile")):
+        pytest.skip("iree-compile not on PATH")
+    out_dir = os.environ.get("IREE_CORPUS_CACHE") or tmp_path_factory.mktemp("corpus")
+    errors: dict[str, str] = {}
+    vmfbs = compile_corpus(out_dir, jobs=2, errors=errors)
+    return vmfbs, errors

@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from corpus_util import CORPUS_DIR, Signature, compile_corpus, load_corpus, model_paths, parse_signatures
+from corpus_util import CORPUS_DIR, Signature, load_corpus, model_paths, parse_signatures
 
 RUN_TIMEOUT_S = 60
 CASES = load_corpus()
@@ -28,18 +28,6 @@ SCALAR_TYPES = {"i32", "i64", "f32", "f64"}
 
 def _tool(env_var: str, name: str) -> str | None:
     return os.environ.get(env_var) or shutil.which(name)
-
-
-@pytest.fixture(scope="session")
-def corpus_build(tmp_path_factory):
-    """(vmfbs {stem: path}, compile errors {stem: message})."""
-    if not _tool("IREE_COMPILE", "iree-compile"):
-        pytest.skip("iree-compile not on PATH")
-    cache = os.environ.get("IREE_CORPUS_CACHE")
-    out_dir = cache if cache else tmp_path_factory.mktemp("corpus")
-    errors: dict[str, str] = {}
-    vmfbs = compile_corpus(out_dir, jobs=2, errors=errors)
-    return vmfbs, errors
 
 
 @pytest.fixture(scope="session")

@@ -22,19 +22,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpus_util import compile_corpus, load_corpus
+from corpus_util import load_corpus
 
 from amdgpu_cli.tooling.run import RunOptions, run
 
 CASES = load_corpus()
 
 # Case id -> why our run differs from iree-run-module today.
-KNOWN_GAPS = {
-    # IREE runs CPU dispatches with denormals flushed to zero (FTZ/DAZ in MXCSR, set by its
-    # local executors around workgroups); drivers/local does not yet, so denormal inputs and
-    # results print as values instead of 0.
-    "float_special:specials:1": "CPU dispatch does not flush denormals (FTZ/DAZ)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _tool(env: str, name: str) -> str | None:
@@ -42,12 +37,8 @@ def _tool(env: str, name: str) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def vmfbs(tmp_path_factory) -> dict[str, Path]:
-    if not _tool("IREE_COMPILE", "iree-compile"):
-        pytest.skip("iree-compile not on PATH")
-    out_dir = os.environ.get("IREE_CORPUS_CACHE") or tmp_path_factory.mktemp("run_corpus")
-    errors: dict[str, str] = {}
-    built = compile_corpus(out_dir, jobs=2, errors=errors)
+def vmfbs(corpus_build) -> dict[str, Path]:
+    built, errors = corpus_build
     assert not errors, f"corpus models failed to compile: {errors}"
     return built
 

@@ -8,5 +8,10 @@
 from .elf_loader import ElfLibrary, ElfLoadError, ExportInfo, load_elf_library
 from .executable import DispatchError, LocalExecutable, WorkerPool, default_pool
 
-__all__ = ["DispatchError", "ElfLibrary", "ElfLoadError", "ExportInfo", "LocalExecutable", "WorkerPool",
-           "default_pool", "load_elf_library"]
+# The HAL driver/device (imported after the executable layer they build on).
+from .device import LocalDevice, LocalExecutableCache, LocalHalExecutable  # noqa: E402
+from .driver import Driver  # noqa: E402
+
+__all__ = ["DispatchError", "Driver", "ElfLibrary", "ElfLoadError", "ExportInfo", "LocalDevice",
+           "LocalExecutable", "LocalExecutableCache", "LocalHalExecutable", "WorkerPool", "default_pool",
+           "load_elf_library"]

@@ -182,6 +182,7 @@ SOURCE = r"""
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <xmmintrin.h>
 #endif
 """ + ABI_CDEF + r"""
 
@@ -303,7 +304,7 @@ typedef struct {
     lx_dispatch_result_t error;
 } lx_job_t;
 
-static void lx_run_worker(lx_job_t* job, uint32_t worker) {
+static void lx_run_worker_body(lx_job_t* job, uint32_t worker) {
     const iree_hal_executable_dispatch_state_v0_t* s = job->state;
     iree_hal_executable_workgroup_state_v0_t wg;
     memset(&wg, 0, sizeof(wg));
@@ -364,6 +365,15 @@ struct lx_pool {
 };
 
 typedef struct { lx_pool_t* pool; uint32_t index; } lx_worker_arg_t;
+
+/* Kernels run with denormals flushed to zero (MXCSR FTZ and DAZ), as IREE's CPU runtime runs
+ * them; the thread's own mode is restored afterwards. */
+static void lx_run_worker(lx_job_t* job, uint32_t worker) {
+    const unsigned int saved_csr = _mm_getcsr();
+    _mm_setcsr(saved_csr | 0x8040u);
+    lx_run_worker_body(job, worker);
+    _mm_setcsr(saved_csr);
+}
 
 static void* lx_worker_main(void* p) {
     lx_worker_arg_t arg = *(lx_worker_arg_t*)p;

@@ -1,0 +1,298 @@
+"""LocalDevice: the CPU device of the `local-sync` / `local-task` drivers.
+
+Owns: the executable cache (IREE's embedded-ELF loader: formats `embedded-elf-<arch>` of this
+machine, loaded with `LocalExecutable.from_elf`), the HAL `Executable` face of a loaded library
+(`LocalHalExecutable`), running recorded dispatches (direct and indirect) and the
+`device.query.i64` answers of IREE's local devices. Everything else — queue ordering, fences,
+transfers, barriers — is `HostQueueDevice`: queue work runs inline, in submission order, on the
+calling thread.
+
+Dispatch (IREE `hal/local/inline_command_buffer.c`): each binding ref is resolved (direct buffer or
+binding-table slot; length -1 = rest) and mapped with access ANY; the kernel gets the byte view at
+buffer base + offset and its resolved length. Constants must be 4-byte aligned and exactly the
+export's declared count; the binding count must match too. Indirect dispatches read 3 x u32 from
+the workgroup-count ref at execution time. `local-sync` runs every workgroup on the calling thread
+(max_concurrency 1); `local-task` spreads them over the process's worker pool. A kernel failure
+is raised as HalError INTERNAL, which `HostQueueDevice` turns into a failed signal fence.
+
+Query answers (IREE `drivers/local_sync/sync_device.c`, `local_task/task_device.c`):
+`hal.device.id` glob against the identifier; `hal.executable.format` 1 for formats the cache
+accepts; `hal.device`/`concurrency` 1; `hal.dispatch`/`concurrency` 1 (sync) or the worker count
+(task); `hal.cpu`/<llvm feature name> the CPU feature bit (x86_64 names); anything else ok=False.
+
+Lifetime: an executable holds its library until `close()`; the device closes the executables its
+cache made when it is closed. Threading: one submitter at a time (queue work is inline).
+"""
+
+from __future__ import annotations
+
+import platform
+import struct
+
+from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.hal.command_buffer import DispatchCommand, resolve_ref
+from amdgpu_cli.hal.device import HostQueueDevice
+from amdgpu_cli.hal.enums import DispatchFlags, HalError, MemoryAccess
+from amdgpu_cli.hal.executable import Executable, ExecutableCache, ExportInfo
+
+from .executable import BINDING_ALIGNMENT, LocalExecutable, WorkerPool, default_pool
+
+# IREE_ARCH spellings of the machines the embedded-ELF loader can run on (elf_loader: x86_64 only).
+_ARCH_NAMES = {"x86_64": "x86_64", "amd64": "x86_64"}
+HOST_ARCH = _ARCH_NAMES.get(platform.machine().lower(), platform.machine().lower())
+EMBEDDED_ELF_PREFIX = f"embedded-elf-{HOST_ARCH}"
+_LOADABLE_ARCHES = ("x86_64",)
+
+# IREE schemas/cpu_feature_bits.inl, X86_64 rows: llvm name -> (processor.data word, bit).
+X86_64_CPU_FEATURES = {
+    "sse3": (0, 0), "ssse3": (0, 1), "sse4.1": (0, 2), "sse4.2": (0, 3), "sse4a": (0, 4),
+    "avx": (0, 10), "fma": (0, 11), "fma4": (0, 12), "xop": (0, 13), "f16c": (0, 14),
+    "avx2": (0, 15), "avx512f": (0, 20), "avx512cd": (0, 21), "avx512vl": (0, 22),
+    "avx512dq": (0, 23), "avx512bw": (0, 24), "avx512ifma": (0, 25), "avx512vbmi": (0, 26),
+    "avx512vpopcntdq": (0, 27), "avx512vnni": (0, 28), "avx512vbmi2": (0, 29),
+    "avx512bitalg": (0, 30), "avx512bf16": (0, 31), "avx512fp16": (0, 32),
+    "amx-tile": (0, 50), "amx-int8": (0, 51), "amx-bf16": (0, 52),
+}
+
+_cpu_data: tuple[int, ...] | None = None
+
+
+def cpu_data() -> tuple[int, ...]:
+    """processor.data[0..7] as the native helper fills it for every executable environment."""
+    global _cpu_data
+    if _cpu_data is None:
+        from ._dispatch import ffi, lib
+        env = ffi.new("iree_hal_executable_environment_v0_t*")
+        lib.lx_environment_init(env)
+        _cpu_data = tuple(int(env.processor.data[i]) for i in range(8))
+    return _cpu_data
+
+
+def _hal_error(error: AmdgpuCliError, prefix: str = "") -> HalError:
+    status = error.status if isinstance(error.status, str) and error.status else "INTERNAL"
+    try:
+        return HalError(f"{prefix}{error}", status=status)
+    except ValueError:  # a status name IREE does not have
+        return HalError(f"{prefix}{error}", status="INTERNAL")
+
+
+def _u32_list(data, what: str) -> list[int]:
+    """Little-endian u32s from bytes-like data, or ints from a sequence."""
+    if data is None:
+        return []
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        raw = bytes(memoryview(data).cast("B"))
+        if len(raw) % 4:
+            raise HalError(f"{what} length {len(raw)} must be a multiple of 4 bytes",
+                           status="INVALID_ARGUMENT")
+        return list(struct.unpack(f"<{len(raw) // 4}I", raw))
+    return [int(v) & 0xFFFFFFFF for v in data]
+
+
+def _stage_misaligned(bindings):
+    """Kernel views of (buffer, offset, length) bindings, and the (target, staged) copies to write back.
+
+    IREE passes base + offset as is; compiled kernels use aligned vector loads, and
+    LocalExecutable.dispatch refuses pointers that are not 64-byte aligned rather than fault.
+    Buffers imported from host bytes (rodata held in a Python `bytes`) or subspans at odd offsets
+    can be unaligned, so such a binding runs on an aligned copy that is written back afterwards
+    when the buffer is writable. (Overlapping writable bindings of one allocation would not see
+    each other's writes; compiled code does not produce those at unaligned offsets.)
+    """
+    from amdgpu_cli.hal.allocator import aligned_storage
+    views, write_back = [], []
+    for buffer, offset, length in bindings:
+        # Access ANY, as IREE maps dispatch bindings: the view may be flagged read-only but it
+        # is the buffer's own storage.
+        view = buffer.map_range(MemoryAccess.ANY, offset, length)
+        if view.nbytes and view.ctypes.data % BINDING_ALIGNMENT:
+            staged = aligned_storage(view.nbytes, BINDING_ALIGNMENT)
+            staged[...] = view
+            if buffer.allowed_access & MemoryAccess.WRITE:
+                write_back.append((buffer.map_range(MemoryAccess.WRITE, offset, length), staged))
+            view = staged
+        views.append(view)
+    return views, write_back
+
+
+class LocalHalExecutable(Executable):
+    """A loaded embedded-ELF library as a HAL executable; `library` is the LocalExecutable."""
+
+    def __init__(self, device, library: LocalExecutable, executable_format: str = ""):
+        super().__init__(device)
+        self.library = library
+        self.format = executable_format
+        self._exports = tuple(
+            ExportInfo(e.name, tuple(max(v, 1) for v in e.workgroup_size), e.constant_count,
+                       e.binding_count) for e in library.exports)
+
+    @property
+    def name(self) -> str:
+        return self.library.name
+
+    @property
+    def exports(self) -> tuple[ExportInfo, ...]:
+        return self._exports
+
+    def close(self) -> None:
+        if not self._closed:
+            self.library.close()
+        super().close()
+
+
+class LocalExecutableCache(ExecutableCache):
+    """IREE's local executable cache with the embedded-ELF loader for this machine's arch."""
+
+    def can_prepare_format(self, executable_format: str) -> bool:
+        # iree_hal_embedded_elf_loader_query_support: a prefix match on "embedded-elf-" IREE_ARCH.
+        return HOST_ARCH in _LOADABLE_ARCHES and str(executable_format).startswith(
+            EMBEDDED_ELF_PREFIX)
+
+    def prepare_executable(self, executable_format: str, data, constants=()) -> LocalHalExecutable:
+        if isinstance(executable_format, (bytes, bytearray, memoryview)):
+            executable_format = bytes(executable_format).decode("utf-8", "replace")
+        if not self.can_prepare_format(executable_format):
+            raise HalError(f"no executable loader registered for the given executable format "
+                           f"'{executable_format}'", status="NOT_FOUND")
+        values = _u32_list(constants, "executable constant data")
+        device = self.device
+        pool = getattr(device, "pool", None)
+        try:
+            library = LocalExecutable.from_elf(bytes(memoryview(data).cast("B")),
+                                               executable_constants=values, pool=pool)
+        except HalError:
+            raise
+        except AmdgpuCliError as error:
+            raise _hal_error(error, "loading executable: ") from error
+        executable = LocalHalExecutable(device, library, executable_format)
+        if device is not None and hasattr(device, "_track_executable"):
+            device._track_executable(executable)
+        return executable
+
+
+class LocalDevice(HostQueueDevice):
+    """One CPU device; `identifier` is the driver name (`local-sync` or `local-task`)."""
+
+    identifier = "local-sync"
+
+    def __init__(self, identifier: str = "local-sync", *, worker_count: int | None = None,
+                 allocator=None):
+        super().__init__(identifier, allocator=allocator)
+        self.serial = identifier != "local-task"
+        self._own_pool = False
+        self._pool: WorkerPool | None = None
+        if not self.serial and worker_count is not None:
+            self._pool = WorkerPool(worker_count)
+            self._own_pool = True
+        self._executables: list = []
+        self._cache = LocalExecutableCache(self, "default")
+
+    # -- properties -----------------------------------------------------------------------------
+    @property
+    def pool(self) -> WorkerPool | None:
+        """The worker pool dispatches run on (None for local-sync: the calling thread)."""
+        if self.serial:
+            return None
+        if self._pool is None:
+            self._pool = default_pool()
+        return self._pool
+
+    @property
+    def worker_count(self) -> int:
+        return 1 if self.serial else self.pool.worker_count
+
+    def create_executable_cache(self, identifier: str = "default") -> LocalExecutableCache:
+        if identifier == "default":
+            return self._cache
+        return LocalExecutableCache(self, identifier)
+
+    def _track_executable(self, executable) -> None:
+        import weakref
+        self._executables = [r for r in self._executables if r() is not None]
+        self._executables.append(weakref.ref(executable))
+
+    # -- queries --------------------------------------------------------------------------------
+    def query_i64(self, category: str, key: str) -> tuple[bool, int]:
+        category, key = str(category), str(key)
+        if category in ("hal.device.id", "hal.executable.format"):
+            return super().query_i64(category, key)
+        if category == "hal.device" and key == "concurrency":
+            return True, 1
+        if category == "hal.dispatch" and key == "concurrency":
+            return True, self.worker_count
+        if category == "hal.cpu" and HOST_ARCH == "x86_64" and key in X86_64_CPU_FEATURES:
+            word, bit = X86_64_CPU_FEATURES[key]
+            return True, (cpu_data()[word] >> bit) & 1
+        return False, 0
+
+    # -- dispatch -------------------------------------------------------------------------------
+    def _dispatch(self, command: DispatchCommand, binding_table) -> None:
+        executable = command.executable
+        if not isinstance(executable, LocalHalExecutable):
+            raise HalError(f"executable {executable!r} was not loaded by a local device",
+                           status="INVALID_ARGUMENT")
+        if command.flags & DispatchFlags.CUSTOM_DIRECT_ARGUMENTS:
+            raise HalError("direct/indirect arguments are not supported on the inline CPU "
+                           "command buffer", status="UNIMPLEMENTED")
+        exports = executable.exports
+        ordinal = command.entry_point
+        if not 0 <= ordinal < len(exports):
+            raise HalError(f"function id {ordinal} out of range (count: {len(exports)})",
+                           status="OUT_OF_RANGE")
+        export = exports[ordinal]
+
+        if command.workgroup_count_ref is not None:
+            buffer, offset, length = resolve_ref(command.workgroup_count_ref, binding_table)
+            if length < 12:
+                raise HalError(f"workgroup count buffer range of {length} bytes is smaller than "
+                               f"3 x u32", status="OUT_OF_RANGE")
+            raw = buffer.map_range(MemoryAccess.READ, offset, 12).tobytes()
+            x, y, z = struct.unpack("<3I", raw)
+            workgroup_count = (x, y, z & 0xFFFF)
+        else:
+            workgroup_count = command.workgroup_count
+
+        if len(command.constants) % 4:
+            raise HalError("constants must be 4-byte aligned", status="FAILED_PRECONDITION")
+        constants = _u32_list(command.constants, "constant data")
+        if len(constants) != export.constant_count:
+            raise HalError(f"constant count mismatch, expected {export.constant_count} but was "
+                           f"provided {len(constants)}", status="INVALID_ARGUMENT")
+        if len(command.bindings) != export.binding_count:
+            raise HalError(f"binding count mismatch, expected {export.binding_count} but was "
+                           f"provided {len(command.bindings)}", status="INVALID_ARGUMENT")
+
+        resolved = []
+        for i, ref in enumerate(command.bindings):
+            buffer, offset, length = resolve_ref(ref, binding_table)
+            if buffer is None:
+                raise HalError(f"required binding {i} is NULL; all bindings must have a valid "
+                               f"pointer", status="FAILED_PRECONDITION")
+            resolved.append((buffer, offset, length))
+
+        if not workgroup_count[0] or not workgroup_count[1] or not workgroup_count[2]:
+            return  # an empty grid runs nothing (IREE's workgroup loops do not iterate)
+        views, write_back = _stage_misaligned(resolved)
+        try:
+            executable.library.dispatch(ordinal, workgroup_count, constants, views,
+                                        serial=self.serial)
+        except HalError:
+            raise
+        except AmdgpuCliError as error:
+            raise _hal_error(error) from error
+        for target, staged in write_back:
+            target[...] = staged
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        for ref in self._executables:
+            executable = ref()
+            if executable is not None:
+                executable.close()
+        self._executables = []
+        if self._own_pool and self._pool is not None:
+            self._pool.close()
+        self._pool = None
+        super().close()
