@@ -113,19 +113,13 @@ def test_known_gaps_name_real_cases():
 
 # -- Python API ------------------------------------------------------------------------------------
 
-API_CASES = ["matmul:matmul:0", "softmax", "dynamic_shapes", "scalars:mixed:"]
-
-
-def _api_case(prefix: str):
-    return next(c for c in CASES if c.id.startswith(prefix))
-
-
-@pytest.mark.parametrize("prefix", API_CASES)
-def test_python_api_matches_iree_outputs(prefix, vmfbs, iree_run, tmp_path):
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_python_api_matches_iree_outputs(case, vmfbs, iree_run, tmp_path):
+    """The Python API's arrays equal the .npy files iree-run-module writes for the same call."""
     import amdgpu_cli
-    from amdgpu_cli.tooling.io import parse_inputs
+    from amdgpu_cli.tooling.io import format_results, parse_inputs
+    from amdgpu_cli.tooling.values import Tensor
 
-    case = _api_case(prefix)
     vmfb = vmfbs[case.stem]
     with amdgpu_cli.load_module(vmfb, device="local-sync") as module:
         arg_chars = module._session.cconv(case.function)[0]
@@ -136,6 +130,13 @@ def test_python_api_matches_iree_outputs(prefix, vmfbs, iree_run, tmp_path):
     outs = [tmp_path / f"r{i}.npy" for i in range(len(got))]
     ref = iree_run(["--device=local-sync", f"--module={vmfb}", *case.args,
                     *[f"--output=@{p}" for p in outs]])
+    if ref.returncode != 0 and "unsupported data encoding" in ref.stderr:
+        # IREE cannot write this element type (bf16) to .npy; compare the printed values instead.
+        printed = iree_run(["--device=local-sync", f"--module={vmfb}", *case.args])
+        assert printed.returncode == 0, printed.stderr
+        ours = format_results([Tensor.from_array(np.asarray(v)) for v in got])
+        assert printed.stdout == f"EXEC @{case.function}\n" + ours
+        return
     assert ref.returncode == 0, ref.stderr
     for value, path in zip(got, outs):
         expected = np.load(path)
