@@ -52,6 +52,8 @@ def aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT) -> 
 class Allocator(abc.ABC):
     """Creates buffers with the memory types and usages a device supports."""
 
+    vm_type = "hal.allocator"  # its VM ref type (see vm/refs.type_matches)
+
     def __init__(self, device=None, identifier: str = "allocator"):
         self.device = device
         self.identifier = identifier

@@ -48,6 +48,8 @@ def _pattern_bytes(pattern: int | bytes, pattern_length: int | None = None) -> b
 class Buffer:
     """A [byte_offset, byte_offset + byte_length) window of an allocation."""
 
+    vm_type = "hal.buffer"  # its VM ref type (see vm/refs.type_matches)
+
     def __init__(self, storage: np.ndarray | None, *, memory_type: int, allowed_usage: int,
                  allowed_access: int = MemoryAccess.ALL, allocator=None, byte_offset: int = 0,
                  byte_length: int | None = None, root: Buffer | None = None):

@@ -36,6 +36,8 @@ def dense_byte_length(shape, element_type: int) -> int:
 
 
 class BufferView:
+
+    vm_type = "hal.buffer_view"  # its VM ref type (see vm/refs.type_matches)
     def __init__(self, buffer: Buffer, shape, element_type: int,
                  encoding_type: int = EncodingType.DENSE_ROW_MAJOR):
         shape = tuple(int(d) for d in shape)

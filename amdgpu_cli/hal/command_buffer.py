@@ -143,6 +143,8 @@ def _pattern(pattern: int | bytes, pattern_length: int) -> bytes:
 
 
 class CommandBuffer:
+
+    vm_type = "hal.command_buffer"  # its VM ref type (see vm/refs.type_matches)
     def __init__(self, device=None, mode: int = CommandBufferMode.ONE_SHOT,
                  categories: int = CommandCategory.ANY, queue_affinity: int = -1,
                  binding_capacity: int = 0):

@@ -39,6 +39,8 @@ from amdgpu_cli.hal.semaphore import Semaphore
 
 
 class Device(abc.ABC):
+
+    vm_type = "hal.device"  # its VM ref type (see vm/refs.type_matches)
     identifier: str = "device"
 
     def __init__(self, identifier: str | None = None):

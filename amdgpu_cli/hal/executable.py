@@ -25,6 +25,8 @@ class ExportInfo:
 
 
 class Executable(abc.ABC):
+
+    vm_type = "hal.executable"  # its VM ref type (see vm/refs.type_matches)
     def __init__(self, device=None):
         self.device = device
         self._closed = False

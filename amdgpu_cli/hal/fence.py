@@ -16,6 +16,8 @@ from amdgpu_cli.hal.semaphore import Semaphore, wait_semaphores
 
 
 class Fence:
+
+    vm_type = "hal.fence"  # its VM ref type (see vm/refs.type_matches)
     def __init__(self, timepoints=()):
         self._timepoints: dict[Semaphore, int] = {}
         for semaphore, value in timepoints:

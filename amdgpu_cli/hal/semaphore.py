@@ -36,6 +36,8 @@ def _remaining(deadline: float | None) -> float | None:
 
 
 class Semaphore:
+
+    vm_type = "hal.semaphore"  # its VM ref type (see vm/refs.type_matches)
     def __init__(self, initial_value: int = 0, *, device=None):
         if not 0 <= initial_value <= SEMAPHORE_MAX_VALUE:
             raise HalError(f"semaphore initial value {initial_value} out of range",
