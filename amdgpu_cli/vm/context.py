@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
+from amdgpu_cli.vm.decoder import verify
 from amdgpu_cli.vm.interpreter import (ImportBinding, Interpreter, ModuleState, host_to_raw,
                                        raw_to_host)
 from amdgpu_cli.vm.refs import VmTrap
@@ -66,6 +67,10 @@ class VmContext:
                  *, run_init: bool = True):
         self.module = module
         self.native_modules = {m.name: m for m in native_modules}
+        # Verify every function body before anything runs (IREE verifies all functions when the
+        # module is created): a bad function must not fail only after `__init` made calls.
+        for ordinal in range(len(module.functions)):
+            verify(module, ordinal)
         self._check_dependencies()
         bindings = [self._resolve(imp) for imp in module.imports]
         self.state = ModuleState(bytearray(module.state.global_bytes_capacity),
