@@ -91,8 +91,10 @@ def profile_main(argv: list[str] | None = None) -> None:
 
 
 def run_main(argv: list[str] | None = None) -> None:
-    _register()
-    _run(cli.commands["run"], "amdgpu-run", argv)
+    # Only the run command: `amdgpu-run` need not import (and build) the profile commands.
+    from amdgpu_cli.cli.run import run
+
+    _run(run, "amdgpu-run", argv)
 
 
 def _not_yet(name: str):

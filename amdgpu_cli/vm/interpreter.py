@@ -115,7 +115,22 @@ class _CompatLibm:
         return value
 
 
-_libm = _load_libm()
+class _LazyLibm:
+    """`_libm`, loaded on first use: building the cffi declarations imports pycparser (tens of
+    milliseconds that most runs, whose functions use no libm op, need not pay at start-up)."""
+
+    _impl = None
+
+    def __getattr__(self, name):
+        impl = _LazyLibm._impl
+        if impl is None:
+            impl = _LazyLibm._impl = _load_libm()
+        value = getattr(impl, name)
+        setattr(self, name, value)
+        return value
+
+
+_libm = _LazyLibm()
 
 
 # -- value helpers --------------------------------------------------------------------------------
