@@ -30,6 +30,32 @@ from amdgpu_cli.hal.enums import (
 
 ALLOCATION_ALIGNMENT = 64
 
+# Plain-int masks for the hot paths (enum.Flag arithmetic costs microseconds per operation).
+_DEVICE_LOCAL = int(MemoryType.DEVICE_LOCAL)
+_DEVICE_VISIBLE = int(MemoryType.DEVICE_VISIBLE)
+_HOST_VISIBLE = int(MemoryType.HOST_VISIBLE)
+# `~MemoryType.OPTIMAL` is the complement within MemoryType's bits (higher bits drop out).
+_NOT_OPTIMAL = int(~MemoryType.OPTIMAL)
+_USAGE_TRANSFER = int(BufferUsage.TRANSFER)
+_USAGE_DISPATCH = int(BufferUsage.DISPATCH)
+_HOST_USAGE = int(BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT
+                  | BufferUsage.MAPPING_ACCESS_RANDOM | BufferUsage.TRANSFER)
+_HOST_COMPATIBILITY = int(BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE
+                          | BufferCompatibility.EXPORTABLE)
+_QUEUE_TRANSFER = int(BufferCompatibility.QUEUE_TRANSFER)
+_QUEUE_DISPATCH = int(BufferCompatibility.QUEUE_DISPATCH)
+_ALLOCATABLE = int(BufferCompatibility.ALLOCATABLE)
+
+
+def _flag_int(value, flag_type) -> int:
+    """int(flag_type(value)) without building the enum for the usual non-negative ints."""
+    kind = type(value)
+    if kind is flag_type:
+        return int(value)  # flag values are never negative
+    if kind is int and value >= 0:
+        return value
+    return int(flag_type(value))
+
 
 @dataclasses.dataclass
 class AllocatorStatistics:
@@ -44,9 +70,16 @@ class AllocatorStatistics:
 
 def aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT) -> np.ndarray:
     """A zeroed 1-D uint8 array of `byte_length` bytes whose first byte is `alignment`-aligned."""
+    return _aligned_storage(byte_length, alignment)[0]
+
+
+def _aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
+                     ) -> tuple[np.ndarray, int]:
+    """aligned_storage's array and the address of its first byte."""
     raw = np.zeros(byte_length + alignment, dtype=np.uint8)
-    start = (-raw.ctypes.data) % alignment
-    return raw[start:start + byte_length]
+    address = raw.__array_interface__["data"][0]
+    start = (-address) % alignment
+    return raw[start:start + byte_length], address + start
 
 
 class Allocator(abc.ABC):
@@ -78,7 +111,7 @@ class Allocator(abc.ABC):
         with self._lock:
             stats = self.statistics
             stats.live_buffers += 1
-            if buffer.memory_type & MemoryType.DEVICE_LOCAL == MemoryType.DEVICE_LOCAL:
+            if buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL:
                 stats.device_bytes_allocated += buffer.allocation_size
                 live = stats.device_bytes_allocated - stats.device_bytes_freed
                 stats.device_bytes_peak = max(stats.device_bytes_peak, live)
@@ -91,7 +124,7 @@ class Allocator(abc.ABC):
         with self._lock:
             stats = self.statistics
             stats.live_buffers -= 1
-            if buffer.memory_type & MemoryType.DEVICE_LOCAL == MemoryType.DEVICE_LOCAL:
+            if buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL:
                 stats.device_bytes_freed += buffer.allocation_size
             else:
                 stats.host_bytes_freed += buffer.allocation_size
@@ -105,26 +138,34 @@ class HostAllocator(Allocator):
         self.limit_bytes = limit_bytes
 
     def query_compatibility(self, memory_type, usage, byte_length=0):
-        memory_type = MemoryType(memory_type)
-        usage = BufferUsage(usage)
-        compatibility = (BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE
-                         | BufferCompatibility.EXPORTABLE)
+        compatibility, memory_type, usage = self._query(memory_type, usage)
+        return (BufferCompatibility(compatibility), MemoryType(memory_type), BufferUsage(usage))
+
+    @staticmethod
+    def _query(memory_type, usage) -> tuple[int, int, int]:
+        """query_compatibility's answer as plain ints."""
+        memory_type = _flag_int(memory_type, MemoryType)
+        usage = _flag_int(usage, BufferUsage)
+        compatibility = _HOST_COMPATIBILITY
         # Queue use needs DEVICE_VISIBLE, so mistakes that would break on a GPU show up here too.
-        if memory_type & MemoryType.DEVICE_VISIBLE:
-            if usage & BufferUsage.TRANSFER:
-                compatibility |= BufferCompatibility.QUEUE_TRANSFER
-            if usage & BufferUsage.DISPATCH:
-                compatibility |= BufferCompatibility.QUEUE_DISPATCH
-        memory_type = (memory_type | MemoryType.HOST_VISIBLE) & ~MemoryType.OPTIMAL
-        usage |= (BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT
-                  | BufferUsage.MAPPING_ACCESS_RANDOM | BufferUsage.TRANSFER)
+        if memory_type & _DEVICE_VISIBLE:
+            if usage & _USAGE_TRANSFER:
+                compatibility |= _QUEUE_TRANSFER
+            if usage & _USAGE_DISPATCH:
+                compatibility |= _QUEUE_DISPATCH
+        memory_type = (memory_type | _HOST_VISIBLE) & _NOT_OPTIMAL
+        usage |= _HOST_USAGE
         return compatibility, memory_type, usage
 
     def allocate(self, memory_type, usage, byte_length):
         if byte_length < 0:
             raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
-        compatibility, memory_type, usage = self.query_compatibility(memory_type, usage, byte_length)
-        if not compatibility & BufferCompatibility.ALLOCATABLE:
+        if type(self).query_compatibility is HostAllocator.query_compatibility:
+            compatibility, memory_type, usage = self._query(memory_type, usage)
+        else:  # a subclass answers differently
+            compatibility, memory_type, usage = self.query_compatibility(memory_type, usage,
+                                                                         byte_length)
+        if not compatibility & _ALLOCATABLE:
             raise HalError("allocator cannot allocate a buffer with the given parameters",
                            status="INVALID_ARGUMENT")
         if self.limit_bytes is not None:
@@ -134,8 +175,9 @@ class HostAllocator(Allocator):
             if live + byte_length > self.limit_bytes:
                 raise HalError(f"allocation of {byte_length} bytes exceeds the allocator limit of "
                                f"{self.limit_bytes} bytes", status="RESOURCE_EXHAUSTED")
-        buffer = Buffer(aligned_storage(byte_length), memory_type=memory_type, allowed_usage=usage,
-                        allocator=self)
+        storage, address = _aligned_storage(byte_length)
+        buffer = Buffer(storage, memory_type=memory_type, allowed_usage=usage, allocator=self)
+        buffer._address = (storage, address)
         self._record_allocation(buffer)
         return buffer
 

@@ -26,6 +26,30 @@ from amdgpu_cli.hal.enums import (
     MemoryType,
 )
 
+# Plain-int masks for the hot paths (enum.Flag arithmetic costs microseconds per operation). The
+# public attributes stay enums; `_flag_int` normalises a value the way constructing the enum does.
+_READ = int(MemoryAccess.READ)
+_WRITE = int(MemoryAccess.WRITE)
+_DISCARD = int(MemoryAccess.DISCARD)
+_WRITE_OR_DISCARD = _WRITE | _DISCARD
+_ACCESS_ALL = int(MemoryAccess.ALL)
+_ACCESS_ANY = int(MemoryAccess.ANY)
+# What survives `MemoryAccess(x) & ~(MAY_ALIAS | UNALIGNED | ANY)`: the complement is taken within
+# the flag's bits, so bits above them drop out too.
+_ACCESS_CHECKED = int(~(MemoryAccess.MAY_ALIAS | MemoryAccess.UNALIGNED | MemoryAccess.ANY))
+_HOST_VISIBLE = int(MemoryType.HOST_VISIBLE)
+_MAPPING = int(BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT)
+
+
+def _flag_int(value, flag_type) -> int:
+    """int(flag_type(value)) without building the enum for the usual non-negative ints."""
+    kind = type(value)
+    if kind is flag_type:
+        return int(value)  # flag values are never negative
+    if kind is int and value >= 0:
+        return value
+    return int(flag_type(value))
+
 
 def _pattern_bytes(pattern: int | bytes, pattern_length: int | None = None) -> bytes:
     """The fill pattern as bytes: an int gives its low `pattern_length` bytes, little-endian."""
@@ -67,17 +91,43 @@ class Buffer:
         self._storage = storage if root is None else None
         self._root = root
         self.allocator = allocator if root is None else root.allocator
-        self.memory_type = MemoryType(memory_type)
-        self.allowed_usage = BufferUsage(allowed_usage)
-        self.allowed_access = MemoryAccess(allowed_access)
+        # Plain ints; the enum-typed `memory_type` / `allowed_usage` / `allowed_access` are properties.
+        self._memory_type = _flag_int(memory_type, MemoryType)
+        self._allowed_usage = _flag_int(allowed_usage, BufferUsage)
+        self._allowed_access = _flag_int(allowed_access, MemoryAccess)
         self.byte_offset = byte_offset
         self.byte_length = byte_length
         self._allocation_size = allocation_size
         # IREE's allocation "preserve" counter (hal.buffer.allocation.preserve/discard/is_terminal).
         self._preserve_count = 1
         self._closed = False
+        self._address = None  # (storage, its base address), cached by _storage_address
 
     # -- identity ------------------------------------------------------------------------------
+    @property
+    def memory_type(self) -> MemoryType:
+        return MemoryType(self._memory_type)
+
+    @memory_type.setter
+    def memory_type(self, value) -> None:
+        self._memory_type = _flag_int(value, MemoryType)
+
+    @property
+    def allowed_usage(self) -> BufferUsage:
+        return BufferUsage(self._allowed_usage)
+
+    @allowed_usage.setter
+    def allowed_usage(self, value) -> None:
+        self._allowed_usage = _flag_int(value, BufferUsage)
+
+    @property
+    def allowed_access(self) -> MemoryAccess:
+        return MemoryAccess(self._allowed_access)
+
+    @allowed_access.setter
+    def allowed_access(self, value) -> None:
+        self._allowed_access = _flag_int(value, MemoryAccess)
+
     @property
     def root(self) -> Buffer:
         """The buffer that owns the allocation (self for a root buffer)."""
@@ -103,6 +153,7 @@ class Buffer:
         if self._closed:
             return
         self._closed = True
+        self._address = None
         if self._root is None:
             if self.allocator is not None:
                 self.allocator._on_buffer_closed(self)
@@ -146,23 +197,26 @@ class Buffer:
         return length
 
     def validate_usage(self, required: int) -> None:
+        if type(required) is int and required >= 0 and not required & ~self._allowed_usage:
+            return  # nothing missing even before the enum's complement drops unknown bits
         missing = BufferUsage(required) & ~self.allowed_usage
         if missing:
             raise HalError(f"buffer usage 0x{int(self.allowed_usage):x} lacks required usage "
                            f"0x{int(missing):x}", status="PERMISSION_DENIED")
 
     def validate_access(self, required: int) -> None:
-        required = MemoryAccess(required) & ~(MemoryAccess.MAY_ALIAS | MemoryAccess.UNALIGNED
-                                              | MemoryAccess.ANY)
+        required = int(required) & _ACCESS_CHECKED
         # DISCARD is a hint that needs WRITE, not a separate permission.
-        if required & MemoryAccess.DISCARD:
-            required = (required & ~MemoryAccess.DISCARD) | MemoryAccess.WRITE
-        missing = required & ~self.allowed_access
+        if required & _DISCARD:
+            required = (required & ~_DISCARD) | _WRITE
+        missing = required & ~self._allowed_access
         if missing:
             raise HalError(f"buffer access 0x{int(self.allowed_access):x} lacks required access "
                            f"0x{int(missing):x}", status="PERMISSION_DENIED")
 
     def validate_memory_type(self, required: int) -> None:
+        if type(required) is int and required >= 0 and not required & ~self._memory_type:
+            return  # nothing missing even before the enum's complement drops unknown bits
         missing = MemoryType(required) & ~self.memory_type
         if missing:
             raise HalError(f"buffer memory type 0x{int(self.memory_type):x} lacks required type "
@@ -175,8 +229,8 @@ class Buffer:
         length = self.validate_range(offset, length)
         if offset == 0 and length == self.byte_length:
             return self
-        return Buffer(None, memory_type=self.memory_type, allowed_usage=self.allowed_usage,
-                      allowed_access=self.allowed_access, byte_offset=self.byte_offset + offset,
+        return Buffer(None, memory_type=self._memory_type, allowed_usage=self._allowed_usage,
+                      allowed_access=self._allowed_access, byte_offset=self.byte_offset + offset,
                       byte_length=length, root=self.root)
 
     def _storage_view(self) -> np.ndarray:
@@ -186,6 +240,15 @@ class Buffer:
             raise HalError("buffer is closed", status="FAILED_PRECONDITION")
         return storage
 
+    def _storage_address(self) -> tuple[np.ndarray, int]:
+        """(`_storage_view()`, the host address of its first byte), the address cached per root."""
+        storage = self._storage_view()
+        root = self if self._root is None else self._root
+        cached = root._address
+        if cached is None or cached[0] is not storage:
+            cached = root._address = (storage, storage.__array_interface__["data"][0])
+        return cached
+
     def _bytes(self, offset: int, length: int) -> np.ndarray:
         start = self.byte_offset + offset
         return self._storage_view()[start:start + length]
@@ -193,27 +256,38 @@ class Buffer:
     def map_range(self, access: int = MemoryAccess.READ, offset: int = 0,
                   length: int = WHOLE_BUFFER) -> np.ndarray:
         """A uint8 numpy view of the range; read-only unless `access` includes WRITE/DISCARD."""
-        self._check_open()
-        if not self.memory_type & MemoryType.HOST_VISIBLE:
-            raise HalError("buffer is not host-visible and cannot be mapped",
-                           status="PERMISSION_DENIED")
-        if not self.allowed_usage & (BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT):
-            raise HalError("buffer was not allocated with a MAPPING usage", status="PERMISSION_DENIED")
-        self.validate_access(access)
+        access = int(access)
+        self._check_mappable(access)
         length = self.validate_range(offset, length)
         view = self._bytes(offset, length)
-        if not access & (MemoryAccess.WRITE | MemoryAccess.DISCARD):
+        if not access & _WRITE_OR_DISCARD:
             view = view.view()
             view.flags.writeable = False
         return view
 
+    def _check_mappable(self, access: int) -> None:
+        """map_range's checks before the range: open, host-visible, mapping usage, `access`."""
+        root = self._root
+        if self._closed or (root is not None and root.closed):
+            raise HalError("buffer is closed", status="FAILED_PRECONDITION")
+        if not self._memory_type & _HOST_VISIBLE:
+            raise HalError("buffer is not host-visible and cannot be mapped",
+                           status="PERMISSION_DENIED")
+        if not self._allowed_usage & _MAPPING:
+            raise HalError("buffer was not allocated with a MAPPING usage", status="PERMISSION_DENIED")
+        required = access & _ACCESS_CHECKED
+        if required & _DISCARD:
+            required = (required & ~_DISCARD) | _WRITE
+        if required & ~self._allowed_access:
+            self.validate_access(access)  # raises with the message
+
     # -- host transfers (mapping-based, like iree_hal_buffer_map_read/write/fill/copy) ----------
     def read(self, offset: int = 0, length: int = WHOLE_BUFFER) -> bytes:
-        return self.map_range(MemoryAccess.READ, offset, length).tobytes()
+        return self.map_range(_READ, offset, length).tobytes()
 
     def write(self, offset: int, data) -> None:
         src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
-        self.map_range(MemoryAccess.WRITE, offset, src.nbytes)[:] = src
+        self.map_range(_WRITE, offset, src.nbytes)[:] = src
 
     def fill(self, offset: int, length: int, pattern: int | bytes, pattern_length: int | None = None
              ) -> None:
@@ -223,12 +297,12 @@ class Buffer:
         if offset % len(data) or length % len(data):
             raise HalError(f"fill offset {offset} and length {length} must be multiples of the "
                            f"pattern length {len(data)}", status="INVALID_ARGUMENT")
-        fill_bytes(self.map_range(MemoryAccess.WRITE, offset, length), data)
+        fill_bytes(self.map_range(_WRITE, offset, length), data)
 
     def copy_from(self, source: Buffer, source_offset: int, target_offset: int, length: int) -> None:
         """Copy `length` bytes from `source` (memmove semantics: overlap is allowed here)."""
-        src = source.map_range(MemoryAccess.READ, source_offset, length)
-        dst = self.map_range(MemoryAccess.WRITE, target_offset, src.nbytes)
+        src = source.map_range(_READ, source_offset, length)
+        dst = self.map_range(_WRITE, target_offset, src.nbytes)
         dst[:] = src.copy() if np.shares_memory(src, dst) else src
 
     def as_array(self, dtype=np.uint8, access: int = MemoryAccess.READ) -> np.ndarray:

@@ -36,6 +36,7 @@ from amdgpu_cli.hal.enums import (
 
 # update_buffer copies host bytes into the command buffer; IREE caps the size of one update.
 MAX_UPDATE_BYTES = 64 * 1024
+_ONE_SHOT = int(CommandBufferMode.ONE_SHOT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +45,15 @@ class BufferRef:
     offset: int = 0
     length: int = WHOLE_BUFFER
     slot: int = 0
+
+    def __init__(self, buffer: Buffer | None, offset: int = 0, length: int = WHOLE_BUFFER,
+                 slot: int = 0):
+        # What the frozen dataclass's __init__ does, without object.__setattr__ per field.
+        fields = self.__dict__
+        fields["buffer"] = buffer
+        fields["offset"] = offset
+        fields["length"] = length
+        fields["slot"] = slot
 
     @classmethod
     def direct(cls, buffer: Buffer, offset: int = 0, length: int = WHOLE_BUFFER) -> BufferRef:
@@ -60,6 +70,12 @@ class Binding:
     buffer: Buffer | None
     offset: int = 0
     length: int = WHOLE_BUFFER
+
+    def __init__(self, buffer: Buffer | None, offset: int = 0, length: int = WHOLE_BUFFER):
+        fields = self.__dict__  # as the frozen dataclass's __init__, minus object.__setattr__
+        fields["buffer"] = buffer
+        fields["offset"] = offset
+        fields["length"] = length
 
 
 @dataclasses.dataclass(frozen=True)
@@ -358,7 +374,7 @@ class CommandBuffer:
         if self.state is not CommandBufferState.EXECUTABLE:
             raise HalError(f"command buffer must be ended before submission (state "
                            f"{self.state.value})", status="FAILED_PRECONDITION")
-        if self.mode & CommandBufferMode.ONE_SHOT and self.execution_count:
+        if self.execution_count and int(self.mode) & _ONE_SHOT:
             raise HalError("one-shot command buffer was already submitted",
                            status="FAILED_PRECONDITION")
         if len(binding_table) < self.binding_capacity:

@@ -83,7 +83,10 @@ class Fence:
 
     def signal(self) -> None:
         for semaphore, value in self._timepoints.items():
-            if semaphore.failure is None and semaphore.payload < value:
+            if type(semaphore) is Semaphore:
+                if semaphore._failure is None and semaphore._value < value:
+                    semaphore.signal(value)
+            elif semaphore.failure is None and semaphore.payload < value:
                 semaphore.signal(value)
 
     def fail(self, error: HalError | StatusCode | str, message: str | None = None) -> None:
@@ -92,6 +95,12 @@ class Fence:
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until reached; DEADLINE_EXCEEDED on timeout; raises a semaphore's failure."""
+        for semaphore, value in self._timepoints.items():
+            if (type(semaphore) is not Semaphore or semaphore._failure is not None
+                    or semaphore._value < value):
+                break
+        else:
+            return  # every timepoint already reached, none failed
         wait_semaphores(self.timepoints, timeout=timeout)
 
 
@@ -110,7 +119,7 @@ def wait_fences(fences, *, wait_any: bool = False, timeout: float | None = None)
     events = threading.Event()
     semaphores = {s for f in fences for s, _ in f.timepoints}
     for s in semaphores:
-        with s._cond:
+        with s._lock:
             s._watchers.add(events)
     try:
         while True:
@@ -127,5 +136,5 @@ def wait_fences(fences, *, wait_any: bool = False, timeout: float | None = None)
             events.wait(remaining)
     finally:
         for s in semaphores:
-            with s._cond:
+            with s._lock:
                 s._watchers.discard(events)

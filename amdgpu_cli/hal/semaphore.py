@@ -7,8 +7,10 @@ semaphore stays failed: its payload reads as SEMAPHORE_FAILURE_VALUE, every curr
 and query raises the failure's HalError, and later signals are ignored (the first failure wins).
 Payloads above SEMAPHORE_MAX_VALUE are rejected.
 
-Threading: all state sits behind one Condition; multi-semaphore waits register a threading.Event
-that every state change sets, so `wait_semaphores` never misses a wake-up. Timeouts are seconds
+Threading: all state sits behind one lock (`_lock`); the Condition over it (`_cond`) is made on
+first use, by a waiter, so a semaphore nobody blocks on costs no Condition. Multi-semaphore waits
+register a threading.Event that every state change sets, so `wait_semaphores` never misses a
+wake-up. Timeouts are seconds
 (None = forever, 0 = poll); a timeout raises DEADLINE_EXCEEDED. Device-side semaphores (HSA
 signals, CUDA events) subclass and keep this interface.
 """
@@ -35,6 +37,9 @@ def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
+_cond_creation = threading.Lock()  # makes each semaphore's Condition exactly once
+
+
 class Semaphore:
 
     vm_type = "hal.semaphore"  # its VM ref type (see vm/refs.type_matches)
@@ -45,8 +50,20 @@ class Semaphore:
         self.device = device
         self._value = initial_value
         self._failure: HalError | None = None
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()
+        self._condition: threading.Condition | None = None  # made by the first `_cond` use
         self._watchers: set[threading.Event] = set()
+
+    @property
+    def _cond(self) -> threading.Condition:
+        """The Condition over `_lock` (entering it takes the same lock)."""
+        condition = self._condition
+        if condition is None:
+            with _cond_creation:
+                condition = self._condition
+                if condition is None:
+                    condition = self._condition = threading.Condition(self._lock)
+        return condition
 
     def __repr__(self) -> str:
         state = f"failed {self._failure.status}" if self._failure else f"value={self._value}"
@@ -59,26 +76,30 @@ class Semaphore:
     @property
     def payload(self) -> int:
         """The raw payload: the value, or SEMAPHORE_FAILURE_VALUE once failed (never raises)."""
-        with self._cond:
+        with self._lock:
             return SEMAPHORE_FAILURE_VALUE if self._failure else self._value
 
     def query(self) -> int:
         """The current value; raises the failure if the semaphore failed."""
-        with self._cond:
+        with self._lock:
             if self._failure is not None:
                 raise self._failure
             return self._value
 
     def _notify(self) -> None:
-        self._cond.notify_all()
-        for event in tuple(self._watchers):
-            event.set()
+        """Wake waiters; caller holds the lock (so a waiter's Condition, if any, is already made)."""
+        condition = self._condition
+        if condition is not None:
+            condition.notify_all()
+        if self._watchers:
+            for event in tuple(self._watchers):
+                event.set()
 
     def signal(self, value: int) -> None:
         if value > SEMAPHORE_MAX_VALUE:
             raise HalError(f"semaphore value {value} exceeds the maximum {SEMAPHORE_MAX_VALUE}",
                            status="INVALID_ARGUMENT")
-        with self._cond:
+        with self._lock:
             if self._failure is not None:
                 return  # a failed timeline stays failed; late signals from other work are dropped
             if value <= self._value:
@@ -94,7 +115,7 @@ class Semaphore:
             if code == StatusCode.OK:
                 raise HalError("cannot fail a semaphore with OK", status="INVALID_ARGUMENT")
             error = HalError(message or f"semaphore failed with {code.name}", status=code.name)
-        with self._cond:
+        with self._lock:
             if self._failure is None:
                 self._failure = error
                 self._notify()
@@ -107,6 +128,9 @@ class Semaphore:
 
     def wait(self, value: int, timeout: float | None = None) -> None:
         """Block until the payload is >= value; DEADLINE_EXCEEDED on timeout, the failure if failed."""
+        with self._lock:
+            if self._reached(value):
+                return  # no Condition needed
         deadline = _deadline(timeout)
         with self._cond:
             while not self._reached(value):
@@ -131,18 +155,16 @@ def wait_semaphores(timepoints: Iterable[tuple[Semaphore, int]], *, wait_any: bo
         semaphore.wait(value, timeout)
         return
     deadline = _deadline(timeout)
+    if _check(timepoints, wait_any):
+        return  # already satisfied: no Event needed
     event = threading.Event()
     for semaphore, _ in timepoints:
-        with semaphore._cond:
+        with semaphore._lock:
             semaphore._watchers.add(event)
     try:
         while True:
             event.clear()  # clear before checking: a signal after the check sets it again
-            reached = []
-            for semaphore, value in timepoints:
-                with semaphore._cond:
-                    reached.append(semaphore._reached(value))
-            if any(reached) if wait_any else all(reached):
+            if _check(timepoints, wait_any):
                 return
             remaining = _remaining(deadline)
             if remaining == 0.0:
@@ -151,5 +173,14 @@ def wait_semaphores(timepoints: Iterable[tuple[Semaphore, int]], *, wait_any: bo
             event.wait(remaining)
     finally:
         for semaphore, _ in timepoints:
-            with semaphore._cond:
+            with semaphore._lock:
                 semaphore._watchers.discard(event)
+
+
+def _check(timepoints, wait_any: bool) -> bool:
+    """Whether all (any) timepoints are reached; raises the first failure met, checking them all."""
+    reached = []
+    for semaphore, value in timepoints:
+        with semaphore._lock:
+            reached.append(semaphore._reached(value))
+    return any(reached) if wait_any else all(reached)

@@ -102,6 +102,19 @@ def _single(fn):
     return wrapper
 
 
+def _trapping_single(fn):
+    """_single(_trapping(fn)) as one wrapper (one call fewer per import)."""
+    @functools.wraps(fn)
+    def wrapper(*args):
+        try:
+            return (fn(*args),)
+        except VmTrap:
+            raise
+        except AmdgpuCliError as e:
+            raise VmTrap(str(e), status=e.status) from e
+    return wrapper
+
+
 def _ref(buffer, offset: int, length: int, slot: int) -> BufferRef:
     """A command-buffer reference: direct when `buffer` is non-null, else binding-table `slot`."""
     if buffer is not None:
@@ -126,9 +139,10 @@ class HalModule(NativeModule):
     def _build(self) -> dict[str, NativeFunction]:
         table = {}
         for local_name, method, cconv in _EXPORTS:
-            fn = _trapping(getattr(self, method))
             if len(cconv.partition("_")[2]) == 1 and cconv[-1] != "v":
-                fn = _single(fn)
+                fn = _trapping_single(getattr(self, method))
+            else:
+                fn = _trapping(getattr(self, method))
             table[local_name] = NativeFunction(local_name, cconv, fn)
         return table
 
@@ -195,11 +209,15 @@ class HalModule(NativeModule):
         if buffer.byte_length < minimum_length:
             raise VmTrap(f"{what} buffer byte length {buffer.byte_length} less than expected "
                          f"minimum {minimum_length}", status="INVALID_ARGUMENT")
-        if MemoryType(memory_types) & ~buffer.memory_type:
+        # Plain-int test first; the enum form (whose complement drops unknown bits) decides misses.
+        if not (type(memory_types) is int and memory_types >= 0
+                and not memory_types & ~buffer._memory_type) and \
+                MemoryType(memory_types) & ~buffer.memory_type:
             raise VmTrap(f"{what} buffer memory type is not compatible; buffer has "
                          f"{int(buffer.memory_type):08X}, operation requires "
                          f"{memory_types & 0xFFFFFFFF:08X}", status="PERMISSION_DENIED")
-        if BufferUsage(usage & 0xFFFFFFFF) & ~buffer.allowed_usage:
+        if (usage & 0xFFFFFFFF) & ~buffer._allowed_usage and \
+                BufferUsage(usage & 0xFFFFFFFF) & ~buffer.allowed_usage:
             raise VmTrap(f"{what} requested usage was not specified when the buffer was "
                          f"allocated; buffer allows {int(buffer.allowed_usage):08X}, operation "
                          f"requires {usage & 0xFFFFFFFF:08X}", status="PERMISSION_DENIED")

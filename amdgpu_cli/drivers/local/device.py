@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import platform
 import struct
+import sys
 
 from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.hal.buffer import Buffer
 from amdgpu_cli.hal.command_buffer import DispatchCommand, resolve_ref
 from amdgpu_cli.hal.device import HostQueueDevice
 from amdgpu_cli.hal.enums import DispatchFlags, HalError, MemoryAccess
@@ -56,6 +58,11 @@ X86_64_CPU_FEATURES = {
 
 _cpu_data: tuple[int, ...] | None = None
 
+_CUSTOM_DIRECT_ARGUMENTS = int(DispatchFlags.CUSTOM_DIRECT_ARGUMENTS)
+_ACCESS_ANY = int(MemoryAccess.ANY)
+_ACCESS_WRITE = int(MemoryAccess.WRITE)
+_LITTLE_ENDIAN = sys.byteorder == "little" and struct.calcsize("I") == 4
+
 
 def cpu_data() -> tuple[int, ...]:
     """processor.data[0..7] as the native helper fills it for every executable environment."""
@@ -80,6 +87,11 @@ def _u32_list(data, what: str) -> list[int]:
     """Little-endian u32s from bytes-like data, or ints from a sequence."""
     if data is None:
         return []
+    if type(data) is bytes and _LITTLE_ENDIAN:
+        if len(data) % 4:
+            raise HalError(f"{what} length {len(data)} must be a multiple of 4 bytes",
+                           status="INVALID_ARGUMENT")
+        return memoryview(data).cast("I").tolist()
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(memoryview(data).cast("B"))
         if len(raw) % 4:
@@ -87,6 +99,40 @@ def _u32_list(data, what: str) -> list[int]:
                            status="INVALID_ARGUMENT")
         return list(struct.unpack(f"<{len(raw) // 4}I", raw))
     return [int(v) & 0xFFFFFFFF for v in data]
+
+
+def _binding_addresses(bindings):
+    """(addresses, lengths, keep_alive, write_back) of (buffer, offset, length) bindings.
+
+    The same checks and results as `_stage_misaligned`, without numpy views for the usual case:
+    a plain `Buffer`'s address is its storage's base address plus offsets, and only a binding that
+    is not 64-byte aligned (or of a Buffer subclass) takes `_stage_misaligned`'s path.
+    """
+    addresses, lengths, keep_alive, write_back = [], [], [], []
+    for binding in bindings:
+        buffer, offset, length = binding
+        if type(buffer) is Buffer:
+            # map_range(ANY, offset, length)'s checks, then the address of the range.
+            buffer._check_mappable(_ACCESS_ANY)
+            length = buffer.validate_range(offset, length)
+            storage, base = buffer._storage_address()
+            address = base + buffer.byte_offset + offset
+            if not length:
+                addresses.append(0)
+                lengths.append(0)
+                continue
+            if not address % BINDING_ALIGNMENT:
+                addresses.append(address)
+                lengths.append(length)
+                keep_alive.append(storage)
+                continue
+        views, staged_back = _stage_misaligned((binding,))
+        view = views[0]
+        write_back.extend(staged_back)
+        keep_alive.append(view)
+        addresses.append(view.ctypes.data if view.nbytes else 0)
+        lengths.append(view.nbytes)
+    return addresses, lengths, keep_alive, write_back
 
 
 def _stage_misaligned(bindings):
@@ -108,7 +154,7 @@ def _stage_misaligned(bindings):
         if view.nbytes and view.ctypes.data % BINDING_ALIGNMENT:
             staged = aligned_storage(view.nbytes, BINDING_ALIGNMENT)
             staged[...] = view
-            if buffer.allowed_access & MemoryAccess.WRITE:
+            if buffer._allowed_access & _ACCESS_WRITE:
                 write_back.append((buffer.map_range(MemoryAccess.WRITE, offset, length), staged))
             view = staged
         views.append(view)
@@ -231,7 +277,7 @@ class LocalDevice(HostQueueDevice):
         if not isinstance(executable, LocalHalExecutable):
             raise HalError(f"executable {executable!r} was not loaded by a local device",
                            status="INVALID_ARGUMENT")
-        if command.flags & DispatchFlags.CUSTOM_DIRECT_ARGUMENTS:
+        if int(command.flags) & _CUSTOM_DIRECT_ARGUMENTS:
             raise HalError("direct/indirect arguments are not supported on the inline CPU "
                            "command buffer", status="UNIMPLEMENTED")
         exports = executable.exports
@@ -272,14 +318,15 @@ class LocalDevice(HostQueueDevice):
 
         if not workgroup_count[0] or not workgroup_count[1] or not workgroup_count[2]:
             return  # an empty grid runs nothing (IREE's workgroup loops do not iterate)
-        views, write_back = _stage_misaligned(resolved)
+        addresses, lengths, keep_alive, write_back = _binding_addresses(resolved)
         try:
-            executable.library.dispatch(ordinal, workgroup_count, constants, views,
-                                        serial=self.serial)
+            executable.library._dispatch_addresses(ordinal, workgroup_count, constants, addresses,
+                                                   lengths, serial=self.serial)
         except HalError:
             raise
         except AmdgpuCliError as error:
             raise _hal_error(error) from error
+        del keep_alive  # the bindings' memory stayed referenced until the kernel returned
         for target, staged in write_back:
             target[...] = staged
 

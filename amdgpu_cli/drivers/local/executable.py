@@ -55,12 +55,13 @@ class WorkerPool:
         if handle == ffi.NULL:
             raise AmdgpuCliError("could not create the CPU worker pool", status="RESOURCE_EXHAUSTED")
         self._handle = handle
+        self._worker_count = int(lib.lx_pool_size(handle))  # fixed for the pool's life
         self._finalizer = weakref.finalize(self, _destroy_pool, handle)
         self._finalizer.atexit = False  # never join threads during interpreter shutdown
 
     @property
     def worker_count(self) -> int:
-        return int(lib.lx_pool_size(self._handle))
+        return self._worker_count
 
     @property
     def handle(self):
@@ -85,6 +86,9 @@ _default_pool_lock = threading.Lock()
 def default_pool() -> WorkerPool:
     """The process-wide pool (one worker per core), made on first use."""
     global _default_pool
+    pool = _default_pool
+    if pool is not None:
+        return pool
     with _default_pool_lock:
         if _default_pool is None:
             _default_pool = WorkerPool()
@@ -98,12 +102,37 @@ def _u32(value: int, what: str) -> int:
     return value & 0xFFFFFFFF
 
 
+class _ExportPlan:
+    """What every dispatch of one export needs, computed once: its cffi function pointer, default
+    workgroup size (None when out of range) and the attributes read on each call."""
+
+    __slots__ = ("export", "name", "function", "size", "local_memory_size", "sequential",
+                 "constant_count", "binding_count")
+
+    def __init__(self, export: ExportInfo):
+        self.export = export
+        self.name = export.name
+        self.function = ffi.cast("void*", export.address)
+        size = tuple(max(v, 1) for v in export.workgroup_size)
+        self.size = size if _valid_size(size) else None
+        self.local_memory_size = export.local_memory_size
+        self.sequential = export.sequential
+        self.constant_count = export.constant_count
+        self.binding_count = export.binding_count
+
+
+def _valid_size(size) -> bool:
+    return (len(size) == 3 and 0 < size[0] < 1 << 32 and 0 < size[1] < 1 << 32
+            and 0 < size[2] < 1 << 16)
+
+
 class LocalExecutable:
     """An executable library loaded into this process; `dispatch` runs one of its exports."""
 
     def __init__(self, library: ElfLibrary, *, pool: WorkerPool | None = None):
         self._library = library
         self._pool = pool
+        self._plans = [_ExportPlan(e) for e in library.exports]
 
     @classmethod
     def from_elf(cls, data: bytes, *, executable_constants: Sequence[int] | None = None,
@@ -162,10 +191,10 @@ class LocalExecutable:
         if len(bindings) != export.binding_count:
             raise AmdgpuCliError(f"{export.name} takes {export.binding_count} bindings, got {len(bindings)}")
         size = list(workgroup_size) if workgroup_size is not None else [max(v, 1) for v in export.workgroup_size]
-        if len(size) != 3 or not (0 < size[0] < 1 << 32 and 0 < size[1] < 1 << 32 and 0 < size[2] < 1 << 16):
+        if not _valid_size(size):
             raise AmdgpuCliError(f"workgroup size {tuple(size)} out of range")
 
-        constant_array = ffi.new("uint32_t[]", [_u32(v, "constant") for v in constants] or [0])
+        constant_values = [_u32(v, "constant") for v in constants]
         buffers = []
         pointers = ffi.new("void*[]", max(len(bindings), 1))
         lengths = ffi.new("size_t[]", max(len(bindings), 1))
@@ -182,27 +211,66 @@ class LocalExecutable:
                 buffers.append(buffer)
                 pointers[i] = buffer
             lengths[i] = array.nbytes
+        result = self._launch(self._plans[export_ordinal], size, count, constant_values, len(bindings),
+                              pointers, lengths, serial)
+        del buffers  # kept alive until the native call returned
+        return result
 
-        pool = None if serial or export.sequential else (self._pool or default_pool())
+    def _dispatch_addresses(self, export_ordinal: int, workgroup_count: Sequence[int],
+                            constants: list[int], addresses: list[int], lengths: list[int], *,
+                            serial: bool = False) -> int:
+        """`dispatch` for callers that already hold checked bindings: `constants` are u32 ints,
+        `addresses` / `lengths` the bindings' 64-byte-aligned base addresses (0 when empty) and
+        byte sizes, in the export's counts. The caller keeps the memory alive meanwhile."""
+        if self._library.closed:
+            raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
+        plans = self._plans
+        if not 0 <= export_ordinal < len(plans):
+            raise AmdgpuCliError(f"export ordinal {export_ordinal} out of range (count: {len(plans)})",
+                                 status="OUT_OF_RANGE")
+        plan = plans[export_ordinal]
+        if len(workgroup_count) != 3:
+            raise AmdgpuCliError(f"workgroup count needs 3 values, got {len(workgroup_count)}")
+        x, y, z = [int(v) for v in workgroup_count]
+        if not (0 <= x < 1 << 32 and 0 <= y < 1 << 32 and 0 <= z < 1 << 16):
+            raise AmdgpuCliError(f"workgroup count {(x, y, z)} out of range (x, y < 2^32, z < 2^16)",
+                                 status="OUT_OF_RANGE")
+        if len(constants) != plan.constant_count:
+            raise AmdgpuCliError(f"{plan.name} takes {plan.constant_count} constants, got {len(constants)}")
+        if len(addresses) != plan.binding_count:
+            raise AmdgpuCliError(f"{plan.name} takes {plan.binding_count} bindings, got {len(addresses)}")
+        size = plan.size
+        if size is None:
+            size = tuple(max(v, 1) for v in plan.export.workgroup_size)
+            raise AmdgpuCliError(f"workgroup size {size} out of range")
+        pointer_array = ffi.new("uintptr_t[]", addresses or [0])
+        return self._launch(plan, size, (x, y, z), constants, len(addresses),
+                            ffi.cast("void**", pointer_array), ffi.new("size_t[]", lengths or [0]),
+                            serial, pointer_array)
+
+    def _launch(self, plan: _ExportPlan, size, count, constants: list[int], binding_count: int,
+                pointers, lengths, serial: bool, *keep_alive) -> int:
+        pool = None if serial or plan.sequential else (self._pool or default_pool())
         state = ffi.new("iree_hal_executable_dispatch_state_v0_t*")
         state.workgroup_size_x, state.workgroup_size_y, state.workgroup_size_z = size
         state.constant_count = len(constants)
         state.workgroup_count_x, state.workgroup_count_y, state.workgroup_count_z = count
         state.max_concurrency = pool.worker_count if pool is not None else 1
-        state.binding_count = len(bindings)
+        state.binding_count = binding_count
+        constant_array = ffi.new("uint32_t[]", constants or [0])
         state.constants = constant_array
         state.binding_ptrs = pointers
         state.binding_lengths = lengths
         result = ffi.new("lx_dispatch_result_t*")
         status = lib.lx_dispatch(pool.handle if pool is not None else ffi.NULL, self._library.environment,
-                                 ffi.cast("void*", export.address), state, export.local_memory_size, result)
+                                 plan.function, state, plan.local_memory_size, result)
         if status == -1:
-            raise AmdgpuCliError(f"{export.name}: could not allocate {export.local_memory_size} bytes of "
+            raise AmdgpuCliError(f"{plan.name}: could not allocate {plan.local_memory_size} bytes of "
                                  "workgroup local memory", status="RESOURCE_EXHAUSTED")
         if status:
-            raise DispatchError(f"{export.name} returned {status} in workgroup "
+            raise DispatchError(f"{plan.name} returned {status} in workgroup "
                                 f"({result.workgroup_id_x}, {result.workgroup_id_y}, {result.workgroup_id_z})")
-        del buffers  # kept alive until the native call returned
+        del keep_alive
         return int(result.workgroups_run)
 
     # -- lifetime ---------------------------------------------------------------------------
