@@ -46,6 +46,7 @@ from typing import BinaryIO, Iterator, Sequence, Union
 import numpy as np
 
 from amdgpu_cli.atomic import AtomicFile
+from amdgpu_cli.siphash import siphash24
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.schema import U32_MAX, U64_MAX, RecordType
 
@@ -661,48 +662,7 @@ def executable_trace_payload(data: bytes, **fields) -> bytes:
 
 # --- Hashes ---------------------------------------------------------------------------------------
 
-_M64 = U64_MAX
 HASH_KEYS = ((0x0706050403020100, 0x0F0E0D0C0B0A0908), (0x1716151413121110, 0x1F1E1D1C1B1A1918))
-
-
-def siphash24(data: bytes, k0: int, k1: int) -> int:
-    """Standard SipHash-2-4 of `data` with the 128-bit key (k0, k1), as a u64."""
-    v0 = 0x736F6D6570736575 ^ k0
-    v1 = 0x646F72616E646F6D ^ k1
-    v2 = 0x6C7967656E657261 ^ k0
-    v3 = 0x7465646279746573 ^ k1
-
-    def rounds(v0, v1, v2, v3, count):
-        for _ in range(count):
-            v0 = (v0 + v1) & _M64
-            v1 = ((v1 << 13) | (v1 >> 51)) & _M64
-            v1 ^= v0
-            v0 = ((v0 << 32) | (v0 >> 32)) & _M64
-            v2 = (v2 + v3) & _M64
-            v3 = ((v3 << 16) | (v3 >> 48)) & _M64
-            v3 ^= v2
-            v0 = (v0 + v3) & _M64
-            v3 = ((v3 << 21) | (v3 >> 43)) & _M64
-            v3 ^= v0
-            v2 = (v2 + v1) & _M64
-            v1 = ((v1 << 17) | (v1 >> 47)) & _M64
-            v1 ^= v2
-            v2 = ((v2 << 32) | (v2 >> 32)) & _M64
-        return v0, v1, v2, v3
-
-    data = bytes(data)
-    whole = len(data) - len(data) % 8
-    for m in np.frombuffer(data[:whole], "<u8").tolist():
-        v3 ^= m
-        v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
-        v0 ^= m
-    last = ((len(data) & 0xFF) << 56) | int.from_bytes(data[whole:], "little")
-    v3 ^= last
-    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
-    v0 ^= last
-    v2 ^= 0xFF
-    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 4)
-    return v0 ^ v1 ^ v2 ^ v3
 
 
 def hash128(data: bytes) -> tuple[int, int]:

@@ -38,6 +38,7 @@ import numpy as np
 
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import Instruction, verify
+from amdgpu_cli.siphash import siphash24_keyed
 from amdgpu_cli.vm.refs import STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name, type_matches
 
 __all__ = ["ImportBinding", "Interpreter", "ModuleState", "VmTrap", "cconv_slots", "host_to_raw",
@@ -1377,7 +1378,7 @@ class _Builder:
             a = s64(i[off] | i[off + 1] << 32)
             n = s64(i[ln] | i[ln + 1] << 32)
             buf.check_range(a, n)
-            h = siphash24(bytes(range(16)), bytes(buf.data[a:a + n]))
+            h = siphash24_keyed(bytes(range(16)), bytes(buf.data[a:a + n]))
             i[d], i[d + 1] = h & M32, h >> 32
         return op
 
@@ -1620,45 +1621,3 @@ class _Builder:
                     i[n] = host_to_raw(ch, v)
             return resume
         return op
-
-
-# -- SipHash-2-4 (buffer.hash) ------------------------------------------------------------------------
-
-def siphash24(key: bytes, data: bytes) -> int:
-    k0, k1 = struct.unpack("<QQ", key)
-    v0 = k0 ^ 0x736F6D6570736575
-    v1 = k1 ^ 0x646F72616E646F6D
-    v2 = k0 ^ 0x6C7967656E657261
-    v3 = k1 ^ 0x7465646279746573
-
-    def rotl(x, b):
-        return ((x << b) | (x >> (64 - b))) & M64
-
-    def rounds(v0, v1, v2, v3, n):
-        for _ in range(n):
-            v0 = (v0 + v1) & M64
-            v1 = rotl(v1, 13) ^ v0
-            v0 = rotl(v0, 32)
-            v2 = (v2 + v3) & M64
-            v3 = rotl(v3, 16) ^ v2
-            v0 = (v0 + v3) & M64
-            v3 = rotl(v3, 21) ^ v0
-            v2 = (v2 + v1) & M64
-            v1 = rotl(v1, 17) ^ v2
-            v2 = rotl(v2, 32)
-        return v0, v1, v2, v3
-
-    n = len(data)
-    end = n - n % 8
-    for off in range(0, end, 8):
-        m = int.from_bytes(data[off:off + 8], "little")
-        v3 ^= m
-        v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
-        v0 ^= m
-    last = ((n & 0xFF) << 56) | int.from_bytes(data[end:], "little")
-    v3 ^= last
-    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
-    v0 ^= last
-    v2 ^= 0xFF
-    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 4)
-    return v0 ^ v1 ^ v2 ^ v3
