@@ -29,17 +29,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from timing import BenchError, best_of, child_env, console_script, outputs_match  # noqa: E402  (bench/ is sys.path[0])
 from examples.compile import MODELS_DIR, CompileError, compile_model, run_args  # noqa: E402
 
 PROFILING_MODES = "queue-events,host-execution,memory-events"
@@ -49,20 +47,6 @@ COMMANDS = [
     ("dispatch --format=jsonl", ["dispatch", "--format=jsonl"]),
 ]
 
-
-class BenchError(RuntimeError):
-    """A one-line reason the benchmark cannot run."""
-
-
-def _script(name: str) -> str:
-    """`name` from this interpreter's scripts directory, else from PATH."""
-    candidate = Path(sysconfig.get_path("scripts")) / name
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        raise BenchError(f"{name} not found")
-    return found
 
 
 def _native_iree_profile() -> str | None:
@@ -89,7 +73,7 @@ def make_bundle(work: Path, model: str, min_time: str) -> Path:
         raise BenchError(str(e)) from None
     partial = out.with_name(out.name + ".partial")
     partial.unlink(missing_ok=True)
-    cmd = [_script("iree-benchmark-module"), "--device=local-task", f"--module={vmfb}",
+    cmd = [console_script("iree-benchmark-module"), "--device=local-task", f"--module={vmfb}",
            *run_args(mlir), f"--benchmark_min_time={min_time}",
            f"--device_profiling_mode={PROFILING_MODES}", f"--device_profiling_output={partial}"]
     print(f"capturing {out.name} ...", file=sys.stderr, flush=True)
@@ -100,42 +84,6 @@ def make_bundle(work: Path, model: str, min_time: str) -> Path:
         raise BenchError(f"iree-benchmark-module failed: {lines[-1] if lines else proc.returncode}")
     os.replace(partial, out)
     return out
-
-
-def child_env(work: Path, bytecode_cache: bool) -> dict[str, str]:
-    """The environment the timed processes run in.
-
-    With `bytecode_cache`, compiled bytecode is kept (under WORK/pycache, so the source tree stays
-    clean) even where PYTHONDONTWRITEBYTECODE is set, so the timed runs load it as any installed
-    package does; the warm-up run writes it.
-    """
-    env = dict(os.environ)
-    if bytecode_cache:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str((work / "pycache").resolve())
-    return env
-
-
-def run_once(cmd: list[str], env: dict) -> tuple[float, int]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - start, proc.returncode
-
-
-def best_of(cmd: list[str], runs: int, env: dict) -> float | None:
-    """Best wall time of `runs` runs after a warm-up; None when the command fails."""
-    _, code = run_once(cmd, env)
-    if code != 0:
-        return None
-    return min(run_once(cmd, env)[0] for _ in range(runs))
-
-
-def outputs_match(ours: list[str], theirs: list[str], env: dict) -> bool | None:
-    a = subprocess.run(ours, capture_output=True, env=env)
-    b = subprocess.run(theirs, capture_output=True, env=env)
-    if a.returncode != 0:
-        return None
-    return a.stdout == b.stdout
 
 
 def main(argv=None) -> int:
@@ -154,7 +102,7 @@ def main(argv=None) -> int:
         path = Path(args.file) if args.file else make_bundle(Path(args.work), args.model, args.min_time)
         if not path.is_file():
             raise BenchError(f"no such file {path}")
-        ours, theirs = _script("amdgpu-profile"), _script("iree-profile")
+        ours, theirs = console_script("amdgpu-profile"), console_script("iree-profile")
     except BenchError as e:
         print(f"profile_speed.py: error: {e}", file=sys.stderr)
         return 1

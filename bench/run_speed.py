@@ -42,10 +42,8 @@ import io
 import json
 import os
 import pstats
-import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
@@ -53,6 +51,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from timing import BenchError, best_of_pair, child_env, console_script, outputs_match  # noqa: E402  (bench/ is sys.path[0])
 from examples.compile import (  # noqa: E402
     MODELS_DIR, CompileError, compile_model, iree_compile_binary, run_args, target_flags,
 )
@@ -79,20 +78,6 @@ module @matmul {{
 }}
 """
 
-
-class BenchError(RuntimeError):
-    """A one-line reason the benchmark (or one row of it) cannot run."""
-
-
-def _script(name: str) -> str:
-    """`name` from this interpreter's scripts directory, else from PATH."""
-    candidate = Path(sysconfig.get_path("scripts")) / name
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        raise BenchError(f"{name} not found")
-    return found
 
 
 def _last_line(text: str, fallback) -> str:
@@ -167,7 +152,7 @@ _UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 def iree_per_call(w: Workload, device: str, repetitions: int, min_time: float) -> float:
     """Best real_time per iteration (seconds) of iree-benchmark-module over `repetitions`."""
-    cmd = [_script("iree-benchmark-module"), f"--device={device}", f"--module={w.vmfb}",
+    cmd = [console_script("iree-benchmark-module"), f"--device={device}", f"--module={w.vmfb}",
            *w.args, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
            f"--benchmark_min_time={min_time:g}s"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -265,47 +250,6 @@ def profile_calls(w: Workload, device: str, seconds: float, top: int) -> str:
 
 # -- cold start ------------------------------------------------------------------------------------
 
-def child_env(work: Path) -> dict[str, str]:
-    """Bytecode kept (under WORK/pycache) even where PYTHONDONTWRITEBYTECODE is set."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str((work / "pycache").resolve())
-    return env
-
-
-def run_once(cmd: list[str], env: dict) -> tuple[float, int]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - start, proc.returncode
-
-
-def best_of(cmd: list[str], runs: int, env: dict) -> float | None:
-    """Best wall time of `runs` runs after a warm-up; None when the command fails."""
-    _, code = run_once(cmd, env)
-    if code != 0:
-        return None
-    return min(run_once(cmd, env)[0] for _ in range(runs))
-
-
-def best_of_pair(ours: list[str], theirs: list[str], runs: int, env: dict):
-    """best_of for two commands, their runs alternated (one warm-up each first)."""
-    codes = [run_once(ours, env)[1], run_once(theirs, env)[1]]
-    best = [float("inf"), float("inf")]
-    for _ in range(runs):
-        for i, cmd in enumerate((ours, theirs)):
-            if codes[i] == 0:
-                best[i] = min(best[i], run_once(cmd, env)[0])
-    return tuple(None if code else b for code, b in zip(codes, best))
-
-
-def outputs_match(ours: list[str], theirs: list[str], env: dict) -> bool | None:
-    a = subprocess.run(ours, capture_output=True, env=env)
-    b = subprocess.run(theirs, capture_output=True, env=env)
-    if a.returncode != 0:
-        return None
-    return a.stdout == b.stdout
-
-
 # -- table -----------------------------------------------------------------------------------------
 
 def _fmt_time(s: float | None) -> str:
@@ -355,14 +299,14 @@ def main(argv=None) -> int:
         models = [m for m in args.models.split(",") if m]
         small = [small_workload(work, m) for m in models]
         matmul = None if args.skip_matmul else matmul_workload(work)
-        ours_run, iree_run = _script("amdgpu-run"), _script("iree-run-module")
-        _script("iree-benchmark-module")
+        ours_run, iree_run = console_script("amdgpu-run"), console_script("iree-run-module")
+        console_script("iree-benchmark-module")
     except BenchError as e:
         print(f"run_speed.py: error: {e}", file=sys.stderr)
         return 1
 
     print(f"ours: amdgpu_cli.load_module in-process; {ours_run}")
-    print(f"IREE: {_script('iree-benchmark-module')}; {iree_run}")
+    print(f"IREE: {console_script('iree-benchmark-module')}; {iree_run}")
     print(f"per call: best of {args.rounds} x {args.runs} repetitions of >= {args.min_time:g}s each; "
           f"cold start: best of {args.runs} processes after one warm-up; cpus: {os.cpu_count()}\n")
     header = f"{'workload':40s} {'ours':>10s} {'IREE':>10s} {'ratio':>7s}  {'goal':14s} note"
