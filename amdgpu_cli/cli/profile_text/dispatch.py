@@ -97,7 +97,7 @@ def render(rows, console) -> None:
             _host_group(out, r)
 
 
-def _device_group(out, r: dict) -> None:
+def _group_head(out, r: dict) -> None:
     out.write(f"  {r['key']}\n")
     fields(out, "    ", [("device", r["physical_device_ordinal"]),
                          ("executable", r["executable_id"]),
@@ -105,6 +105,10 @@ def _device_group(out, r: dict) -> None:
                          ("valid", r["valid"]), ("invalid", r["invalid"])])
     fields(out, "    ", [("last_geometry: workgroup_count", r["last_workgroup_count"]),
                          ("workgroup_size", r["last_workgroup_size"])])
+
+
+def _device_group(out, r: dict) -> None:
+    _group_head(out, r)
     if not r["valid"]:
         return
     stats = [["ticks", r["min_ticks"], r["avg_ticks"], r["stddev_ticks"], r["max_ticks"],
@@ -118,13 +122,7 @@ def _device_group(out, r: dict) -> None:
 
 
 def _host_group(out, r: dict) -> None:
-    out.write(f"  {r['key']}\n")
-    fields(out, "    ", [("device", r["physical_device_ordinal"]),
-                         ("executable", r["executable_id"]),
-                         ("function", r["function_ordinal"]), ("count", r["count"]),
-                         ("valid", r["valid"]), ("invalid", r["invalid"])])
-    fields(out, "    ", [("last_geometry: workgroup_count", r["last_workgroup_count"]),
-                         ("workgroup_size", r["last_workgroup_size"])])
+    _group_head(out, r)
     if not r["valid"]:
         return
     table(out, "    ", ["", "min", "avg", "stddev", "max", "total", "tiles", "tile_sum"],
