@@ -211,16 +211,16 @@ def element_packed_byte_count(element_type: int, element_count: int) -> int:
     return (element_count * element_bit_count(element_type) + 7) // 8
 
 
-# Names that are not prefix + bit count (string_util.c checks them before the `f` prefix).
-_SPECIAL_ELEMENT_NAMES = {
-    "f8E5M2": ElementType.FLOAT_8_E5M2,
-    "f8E4M3FN": ElementType.FLOAT_8_E4M3_FN,
-    "f8E5M2FNUZ": ElementType.FLOAT_8_E5M2_FNUZ,
-    "f8E4M3FNUZ": ElementType.FLOAT_8_E4M3_FNUZ,
-    "f8E8M0FNU": ElementType.FLOAT_8_E8M0_FNU,
+# Names that are not prefix + bit count (IREE's string_util.c matches them whole, before `f`).
+F8_ELEMENT_NAMES = {
+    NumericalType.FLOAT_8_E5M2: "f8E5M2",
+    NumericalType.FLOAT_8_E4M3FN: "f8E4M3FN",
+    NumericalType.FLOAT_8_E5M2_FNUZ: "f8E5M2FNUZ",
+    NumericalType.FLOAT_8_E4M3_FNUZ: "f8E4M3FNUZ",
+    NumericalType.FLOAT_8_E8M0_FNU: "f8E8M0FNU",
 }
-# Prefix order matters: `i` is tried before `si`/`ui` can't clash; `f` after the f8 names.
-_ELEMENT_PREFIXES = (
+# Name prefixes in the order IREE tries them when parsing (`i1` and the f8 names first, whole).
+ELEMENT_NAME_PREFIXES = (
     ("i", NumericalType.INTEGER),
     ("si", NumericalType.INTEGER_SIGNED),
     ("ui", NumericalType.INTEGER_UNSIGNED),
@@ -240,28 +240,15 @@ _FORMAT_PREFIX = {
 }
 
 
-def parse_element_type(text: str) -> int:
-    """`f32` -> FLOAT_32 etc., as iree_hal_parse_element_type; `i1` is BOOL_8."""
-    if text == "i1":
-        return ElementType.BOOL_8
-    if text in _SPECIAL_ELEMENT_NAMES:
-        return _SPECIAL_ELEMENT_NAMES[text]
-    for prefix, numerical in _ELEMENT_PREFIXES:
-        if text.startswith(prefix):
-            digits = text[len(prefix):]
-            if not digits.isdigit() or not digits.isascii() or int(digits) > 0xFF:
-                raise HalError(f"out of range bit count in '{text}'", status="INVALID_ARGUMENT")
-            return make_element_type(numerical, int(digits))
-    raise HalError(f"unhandled element type prefix in '{text}'", status="INVALID_ARGUMENT")
-
-
 def format_element_type(element_type: int) -> str:
-    """FLOAT_32 -> `f32`, BOOL_8 -> `i1`, opaque -> `*N`, as iree_hal_format_element_type."""
-    for name, value in _SPECIAL_ELEMENT_NAMES.items():
-        if value == element_type:
-            return name
+    """FLOAT_32 -> `f32`, BOOL_8 -> `i1`, opaque -> `*N`, as iree_hal_format_element_type.
+
+    Parsing the names (with IREE's C number quirks) is `amdgpu_cli.tooling.element_types`'s job.
+    """
     nt = element_numerical_type(element_type)
     bits = element_bit_count(element_type)
+    if bits == 8 and nt in F8_ELEMENT_NAMES:
+        return F8_ELEMENT_NAMES[nt]
     if nt == NumericalType.BOOLEAN:
         return "i1"
     return f"{_FORMAT_PREFIX.get(nt, '*')}{bits}"

@@ -1,7 +1,9 @@
 """IREE HAL element types: names, 32-bit codes, numpy dtypes and narrow-float codecs.
 
 An element type is IREE's `iree_hal_element_type_t`: a numerical type in the top byte and a
-bit count in the low byte (`f32` = 0x21000020). This module owns
+bit count in the low byte (`f32` = 0x21000020). The codes, the
+numerical-type enum, the name tables and the formatter live in `amdgpu_cli.hal.enums`; this module
+owns
 
 * `ElementType`: the value, its IREE spelling (`i1`, `si8`, `ui32`, `bf16`, `cf64`, `*16`,
   `f8E4M3FN`) and the parser for that spelling, with the same C quirks as
@@ -23,7 +25,6 @@ tooling/numpy_io.c (descr), base/internal/math.h (codecs).
 
 from __future__ import annotations
 
-import enum
 import math
 import re
 from dataclasses import dataclass
@@ -32,6 +33,12 @@ from fractions import Fraction
 import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.hal.enums import (
+    ELEMENT_NAME_PREFIXES,
+    F8_ELEMENT_NAMES,
+    NumericalType,
+    format_element_type,
+)
 
 __all__ = [
     "ElementType",
@@ -53,33 +60,7 @@ class ElementTypeError(AmdgpuCliError):
     """An element type that cannot be parsed or used."""
 
 
-class NumericalType(enum.IntEnum):
-    """The top byte of an element type code (`iree_hal_numerical_type_t`)."""
-
-    UNKNOWN = 0x00
-    INTEGER = 0x10
-    INTEGER_SIGNED = 0x11
-    INTEGER_UNSIGNED = 0x12
-    BOOLEAN = 0x13
-    FLOAT = 0x20
-    FLOAT_IEEE = 0x21
-    FLOAT_BRAIN = 0x22
-    FLOAT_COMPLEX = 0x23
-    FLOAT_8_E5M2 = 0x24
-    FLOAT_8_E4M3FN = 0x25
-    FLOAT_8_E5M2_FNUZ = 0x26
-    FLOAT_8_E4M3_FNUZ = 0x27
-    FLOAT_8_E8M0_FNU = 0x28
-
-
-_F8_NAMES = {
-    NumericalType.FLOAT_8_E5M2: "f8E5M2",
-    NumericalType.FLOAT_8_E4M3FN: "f8E4M3FN",
-    NumericalType.FLOAT_8_E5M2_FNUZ: "f8E5M2FNUZ",
-    NumericalType.FLOAT_8_E4M3_FNUZ: "f8E4M3FNUZ",
-    NumericalType.FLOAT_8_E8M0_FNU: "f8E8M0FNU",
-}
-_F8_BY_NAME = {name: nt for nt, name in _F8_NAMES.items()}
+_F8_BY_NAME = {name: nt for nt, name in F8_ELEMENT_NAMES.items()}
 
 # ml_dtypes names of the f8 types, for the user-facing dtype.
 _F8_ML_DTYPES = {
@@ -88,27 +69,6 @@ _F8_ML_DTYPES = {
     NumericalType.FLOAT_8_E5M2_FNUZ: "float8_e5m2fnuz",
     NumericalType.FLOAT_8_E4M3_FNUZ: "float8_e4m3fnuz",
     NumericalType.FLOAT_8_E8M0_FNU: "float8_e8m0fnu",
-}
-
-# Name prefixes in the order IREE tries them ("i1" and the f8 names are matched whole first).
-_PREFIXES = (
-    ("i", NumericalType.INTEGER),
-    ("si", NumericalType.INTEGER_SIGNED),
-    ("ui", NumericalType.INTEGER_UNSIGNED),
-    ("f", NumericalType.FLOAT_IEEE),
-    ("bf", NumericalType.FLOAT_BRAIN),
-    ("cf", NumericalType.FLOAT_COMPLEX),
-    ("x", NumericalType.UNKNOWN),
-    ("*", NumericalType.UNKNOWN),
-)
-_FORMAT_PREFIX = {
-    NumericalType.BOOLEAN: "i",
-    NumericalType.INTEGER: "i",
-    NumericalType.INTEGER_SIGNED: "si",
-    NumericalType.INTEGER_UNSIGNED: "ui",
-    NumericalType.FLOAT_IEEE: "f",
-    NumericalType.FLOAT_BRAIN: "bf",
-    NumericalType.FLOAT_COMPLEX: "cf",
 }
 
 
@@ -370,7 +330,7 @@ class ElementType:
             return cls(NumericalType.BOOLEAN, 8)
         if name in _F8_BY_NAME:
             return cls(_F8_BY_NAME[name], 8)
-        for prefix, numerical_type in _PREFIXES:
+        for prefix, numerical_type in ELEMENT_NAME_PREFIXES:
             if name.startswith(prefix):
                 break
         else:
@@ -383,12 +343,7 @@ class ElementType:
     @property
     def name(self) -> str:
         """The IREE spelling, as `iree_hal_format_element_type` writes it."""
-        special = _F8_NAMES.get(self.numerical_type) if self.bit_count == 8 else None
-        if special:
-            return special
-        if self.numerical_type == NumericalType.BOOLEAN:
-            return "i1"
-        return f"{_FORMAT_PREFIX.get(self.numerical_type, '*')}{self.bit_count}"
+        return format_element_type(self.code)
 
     def __str__(self) -> str:
         return self.name

@@ -1,7 +1,9 @@
 import pytest
 
 from amdgpu_cli.hal import HalError, default_registry
-from amdgpu_cli.hal.enums import ElementType, NumericalType, make_element_type, parse_element_type, format_element_type
+from amdgpu_cli.hal.enums import ElementType, NumericalType, make_element_type, format_element_type
+from amdgpu_cli.tooling.element_types import ElementType as NamedElementType
+from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.registry import DeviceUri, split_uri, split_uri_params
 
 # Expectations copied from IREE runtime/src/iree/base/internal/path_test.cc (URITest.Schema/Path/Params).
@@ -62,14 +64,16 @@ def test_element_types():
     # Values from IREE buffer_view.h / vmfb.md §4.4; strings from hal/string_util_test.cc.
     assert ElementType.INT_32 == 0x10000020 and ElementType.BOOL_8 == 0x13000008
     assert ElementType.FLOAT_32 == 0x21000020 and ElementType.BFLOAT_16 == 0x22000010
-    assert parse_element_type("i1") == ElementType.BOOL_8
-    assert parse_element_type("si8") == ElementType.SINT_8
-    assert parse_element_type("ui16") == ElementType.UINT_16
-    assert parse_element_type("f8E4M3FN") == ElementType.FLOAT_8_E4M3_FN
-    assert parse_element_type("x64") == parse_element_type("*64") == ElementType.OPAQUE_64
-    assert parse_element_type("f4") == make_element_type(NumericalType.FLOAT_IEEE, 4)
+    def parse(name):
+        return NamedElementType.parse(name).code
+    assert parse("i1") == ElementType.BOOL_8
+    assert parse("si8") == ElementType.SINT_8
+    assert parse("ui16") == ElementType.UINT_16
+    assert parse("f8E4M3FN") == ElementType.FLOAT_8_E4M3_FN
+    assert parse("x64") == parse("*64") == ElementType.OPAQUE_64
+    assert parse("f4") == make_element_type(NumericalType.FLOAT_IEEE, 4)
     for bad in ("", "1", "*1234"):
-        with pytest.raises(HalError):
-            parse_element_type(bad)
+        with pytest.raises(AmdgpuCliError):
+            parse(bad)
     for name in ("i1", "i8", "si8", "ui16", "f32", "f16", "bf16", "f8E5M2", "f8E8M0FNU", "*64", "f4"):
-        assert format_element_type(parse_element_type(name)) == name
+        assert format_element_type(parse(name)) == name
