@@ -11,6 +11,12 @@ numpy scalars (np.int32, np.int64, np.float32, np.float64) for scalars; one resu
 bare, several as a tuple, none as None. The module's state (globals) lives as long as the Module:
 unlike iree-run-module, `__init` runs once and every call sees the previous calls' effects.
 Errors are AmdgpuCliError subclasses (VmTrap for traps, with IREE's status names).
+
+Tensors can also stay on the device between calls, as iree-benchmark-module keeps its inputs:
+
+    a = m.upload(np.ones((1024, 1024), np.float32))   # a DeviceArray: uploaded once
+    f = m.function("matmul", device_results=True)     # results stay DeviceArrays
+    c = f(a, a); c.numpy()                             # read back only when asked
 """
 
 from __future__ import annotations
@@ -20,13 +26,45 @@ from typing import Callable
 import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.hal.buffer_view import BufferView
+from amdgpu_cli.hal.enums import format_element_type
 from amdgpu_cli.tooling.run import Session
 from amdgpu_cli.tooling.values import Tensor
 
-__all__ = ["Module", "load_module"]
+__all__ = ["DeviceArray", "Module", "load_module"]
 
 
-def _to_tool(value, ch: str):
+class DeviceArray:
+    """A tensor held on a module's device (a HAL buffer view). Passing it to a call skips the
+    upload; `numpy()` reads it back."""
+
+    __slots__ = ("view", "_session")
+
+    def __init__(self, view: BufferView, session: Session):
+        self.view = view
+        self._session = session
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.view.shape)
+
+    @property
+    def element_type(self) -> str:
+        return format_element_type(self.view.element_type)
+
+    def numpy(self) -> np.ndarray:
+        return _from_tool(self._session.download(self.view))
+
+    def __repr__(self) -> str:
+        return f"DeviceArray({'x'.join(map(str, self.shape)) or 'scalar'}x{self.element_type})"
+
+
+def _to_tool(value, ch: str, session: Session):
+    if isinstance(value, DeviceArray):
+        if value._session is not session:
+            raise AmdgpuCliError("a DeviceArray can only be passed to the module that uploaded "
+                                 "or returned it", status="INVALID_ARGUMENT")
+        return value.view
     if ch != "r" or value is None or isinstance(value, Tensor):
         return value
     if isinstance(value, (bytes, bytearray, memoryview, list, tuple)):
@@ -55,7 +93,14 @@ class Module:
         return [e.name for e in self._session.module.exports
                 if not e.name.startswith("__") and "$" not in e.name]
 
-    def function(self, name: str) -> Callable:
+    def upload(self, array) -> DeviceArray:
+        """`array` (anything np.asarray takes) copied once into a buffer on the module's device."""
+        value = array if isinstance(array, Tensor) else Tensor.from_array(np.asarray(array))
+        return DeviceArray(self._session.upload(value), self._session)
+
+    def function(self, name: str, *, device_results: bool = False) -> Callable:
+        """The exported function `name`; with `device_results`, tensor results are returned as
+        DeviceArrays instead of being read back."""
         if name not in self._session.module.exports_by_name:
             raise AmdgpuCliError(f"no function `{name}` exported by module",
                                  status="NOT_FOUND")
@@ -66,8 +111,12 @@ class Module:
             if len(args) != len(arg_chars):
                 raise AmdgpuCliError(f"{name} expects {len(arg_chars)} arguments, "
                                      f"{len(args)} given", status="INVALID_ARGUMENT")
-            values = [_to_tool(a, ch) for a, ch in zip(args, arg_chars)]
-            results = [_from_tool(v) for v in session.call(name, values)]
+            values = [_to_tool(a, ch, session) for a, ch in zip(args, arg_chars)]
+            if device_results:
+                results = [DeviceArray(v, session) if isinstance(v, BufferView) else _from_tool(v)
+                           for v in session.call(name, values, download=False)]
+            else:
+                results = [_from_tool(v) for v in session.call(name, values)]
             if not results:
                 return None
             return results[0] if len(results) == 1 else tuple(results)

@@ -2,7 +2,8 @@
 
 Usage:
   python bench/run_speed.py [--work=DIR] [--runs=N] [--rounds=N] [--min-time=SECONDS]
-                            [--models=a,b,c] [--skip-matmul] [--skip-cold] [--profile[=N]]
+                            [--models=a,b,c] [--skip-matmul] [--skip-cold] [--host-arrays]
+                            [--profile[=N]]
 
 Modules are compiled once and cached in DIR (default build/bench): the small models from
 examples/models (default mlp, conv, attention) for llvm-cpu as examples/compile.py builds them
@@ -14,10 +15,12 @@ Per call (the two `local-*` rows of each model, the matmul row):
   IREE  `iree-benchmark-module --device=D --benchmark_format=json --benchmark_repetitions=N
         --benchmark_min_time=T`, the best `real_time` per iteration over the N repetitions
         (converted from the JSON's `time_unit`). It uploads the inputs once and reuses them.
-  ours  in this process: `amdgpu_cli.load_module(vmfb, device=D)`, a few warm-up calls, then
-        N timed repetitions, each of as many back-to-back calls (numpy arrays in, numpy arrays
-        out, so each call includes input upload and result download) as fill T (timeit's
-        autorange, at least 1 call: a handful for the matmul); the best mean per call.
+  ours  in this process: `amdgpu_cli.load_module(vmfb, device=D)`, the tensor inputs uploaded
+        once (`Module.upload`) and results left on the device (`device_results=True`), which is
+        the work iree-benchmark-module times; a few warm-up calls, then N timed repetitions, each
+        of as many back-to-back calls as fill T (timeit's autorange, at least 1 call: a handful
+        for the matmul); the best mean per call. With --host-arrays, numpy arrays go in and come
+        out of every call instead (each call then also uploads its inputs and reads back results).
 Each per-call row alternates the two sides --rounds times (default 2) and keeps each side's best,
 so load from other processes on the machine does not fall on one side only.
 Cold start: `amdgpu-run --device=local-task --module=... --function=... --input=...` against
@@ -178,13 +181,18 @@ def _inputs_as_arrays(w: Workload, arg_chars: str) -> list:
     return [v.array.copy() if isinstance(v, Tensor) else v for v in values]
 
 
-def _open(w: Workload, device: str):
+def _open(w: Workload, device: str, host_arrays: bool = False):
+    """(module, callable, arguments): tensors resident on the device unless `host_arrays`."""
     import amdgpu_cli
+    import numpy as np
 
     module = amdgpu_cli.load_module(w.vmfb, device=device)
-    fn = module.function(w.function)
     arg_chars, _ = module._session.cconv(w.function)
-    return module, fn, _inputs_as_arrays(w, arg_chars)
+    args = _inputs_as_arrays(w, arg_chars)
+    if host_arrays:
+        return module, module.function(w.function), args
+    args = [module.upload(a) if isinstance(a, np.ndarray) else a for a in args]
+    return module, module.function(w.function, device_results=True), args
 
 
 def _autorange(fn, args, min_time: float) -> int:
@@ -201,10 +209,11 @@ def _autorange(fn, args, min_time: float) -> int:
         n *= 10
 
 
-def ours_per_call(w: Workload, device: str, repetitions: int, min_time: float) -> float:
+def ours_per_call(w: Workload, device: str, repetitions: int, min_time: float,
+                  host_arrays: bool = False) -> float:
     """Best mean seconds per `load_module` call over `repetitions` loops of >= min_time each."""
     try:
-        module, fn, args = _open(w, device)
+        module, fn, args = _open(w, device, host_arrays)
     except Exception as e:  # noqa: BLE001 - one line per failing row
         raise BenchError(f"load_module: {type(e).__name__}: {str(e).splitlines()[0]}") from None
     try:
@@ -290,6 +299,8 @@ def main(argv=None) -> int:
                         help="small models from examples/models (default mlp,conv,attention)")
     parser.add_argument("--skip-matmul", action="store_true", help="leave out the matmul row")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the cold-start rows")
+    parser.add_argument("--host-arrays", action="store_true",
+                        help="per-call rows pass numpy arrays in and out of every call")
     parser.add_argument("--profile", nargs="?", type=int, const=25, default=0, metavar="N",
                         help="then cProfile each small model's calls on local-task, top N (25)")
     args = parser.parse_args(argv)
@@ -305,7 +316,9 @@ def main(argv=None) -> int:
         print(f"run_speed.py: error: {e}", file=sys.stderr)
         return 1
 
-    print(f"ours: amdgpu_cli.load_module in-process; {ours_run}")
+    arrays = ("numpy arrays in and out of every call" if args.host_arrays else
+              "inputs uploaded once, results left on the device")
+    print(f"ours: amdgpu_cli.load_module in-process ({arrays}); {ours_run}")
     print(f"IREE: {console_script('iree-benchmark-module')}; {iree_run}")
     print(f"per call: best of {args.rounds} x {args.runs} repetitions of >= {args.min_time:g}s each; "
           f"cold start: best of {args.runs} processes after one warm-up; cpus: {os.cpu_count()}\n")
@@ -319,7 +332,8 @@ def main(argv=None) -> int:
         try:
             for _ in range(args.rounds):  # alternated, so load from elsewhere hits both sides
                 theirs = min(theirs, iree_per_call(w, device, args.runs, args.min_time))
-                mine = min(mine, ours_per_call(w, device, args.runs, args.min_time))
+                mine = min(mine, ours_per_call(w, device, args.runs, args.min_time,
+                                               args.host_arrays))
         except (BenchError, subprocess.TimeoutExpired) as e:
             _error_row(label, e)
             return

@@ -126,7 +126,16 @@ def test_python_api_matches_iree_outputs(case, vmfbs, iree_run, tmp_path):
         values = parse_inputs(case.inputs, arg_chars)
         args = [v.array if hasattr(v, "array") else v for v in values]
         got = getattr(module, case.function)(*args)
+    # The same call, in a fresh instance (module state), with tensors uploaded first and results
+    # left on the device until asked for.
+    with amdgpu_cli.load_module(vmfb, device="local-sync") as module:
+        on_device = [module.upload(a) if isinstance(a, np.ndarray) else a for a in args]
+        kept = module.function(case.function, device_results=True)(*on_device)
+        kept = kept if isinstance(kept, tuple) else (kept,)
+        kept = [k.numpy() if isinstance(k, amdgpu_cli.DeviceArray) else k for k in kept]
     got = got if isinstance(got, tuple) else (got,)
+    for a, b in zip(got, kept, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     outs = [tmp_path / f"r{i}.npy" for i in range(len(got))]
     ref = iree_run(["--device=local-sync", f"--module={vmfb}", *case.args,
                     *[f"--output=@{p}" for p in outs]])

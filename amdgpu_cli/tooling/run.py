@@ -66,6 +66,9 @@ class RunOptions:
     expected_outputs: list[str] = field(default_factory=list)
     output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT
     equality: Equality = field(default_factory=Equality)
+    # Per-driver options, as factory keyword arguments (`--amdgpu_libhsa_search_path` ->
+    # {"amdgpu": {"libhsa_search_paths": [...]}}); see DriverRegistry.with_options.
+    driver_options: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 @dataclass
@@ -138,12 +141,23 @@ class Session:
     def cconv(self, function: str) -> tuple[str, str]:
         return split_cconv(self.context.export_cconv(function))
 
-    def call(self, function: str, values: Sequence) -> list:
-        """Call with tooling values; returns tooling values (results read back to the host)."""
+    def call(self, function: str, values: Sequence, *, download: bool = True) -> list:
+        """Call with tooling values (BufferViews pass through as they are); returns tooling
+        values, read back to the host unless `download` is False (then BufferView results stay
+        on the device)."""
         arg_chars, res_chars = self.cconv(function)
         vm_args = [to_vm(v, ch, self.device) for v, ch in zip(values, arg_chars)]
         vm_results = self.context.call(function, vm_args)
-        return [from_vm(v, ch, self.device) for v, ch in zip(vm_results, res_chars)]
+        return [from_vm(v, ch, self.device) if download or not isinstance(v, BufferView) else v
+                for v, ch in zip(vm_results, res_chars)]
+
+    def upload(self, value) -> BufferView:
+        """A tensor (numpy array or Tensor) as a BufferView on this session's device."""
+        return to_vm(value, "r", self.device)
+
+    def download(self, view: BufferView):
+        """A BufferView's contents as a Tensor."""
+        return from_vm(view, "r", self.device)
 
 
 def select_function(module: BytecodeModule, name: str) -> str:
@@ -253,6 +267,7 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         raise AmdgpuCliError("no --module= specified", status="INVALID_ARGUMENT")
     if len(options.modules) > 1:
         raise AmdgpuCliError("only one --module= per run is supported", status="UNIMPLEMENTED")
+    registry = (registry or default_registry()).with_options(options.driver_options)
     try:
         session = Session(options.modules[-1], options.devices, registry=registry)
     except AmdgpuCliError as e:
@@ -328,14 +343,18 @@ def list_drivers_text(registry=None) -> str:
     return "".join(lines)
 
 
-def _driver_devices(registry, name: str):
-    """(driver, devices) or (None, []) when the driver cannot be created here."""
+def _driver_devices(registry, name: str, named: bool):
+    """(driver, devices); (None, []) when the driver cannot be created and was not named.
+
+    As IREE's tools: a driver the user named reports why it cannot be created; when every driver
+    is listed, one that cannot be created here (no HSA runtime, no GPU) is skipped silently.
+    """
     try:
         driver = registry.driver(name)
-    except HalError as e:
-        if e.status in ("UNAVAILABLE", "NOT_FOUND") and name in registry.names():
-            return None, []
-        raise
+    except AmdgpuCliError:
+        if named:
+            raise
+        return None, []
     return driver, driver.query_available_devices()
 
 
@@ -352,28 +371,25 @@ def _driver_names(registry, driver: str | None) -> list[str]:
 
 
 def list_devices_text(registry=None, driver: str | None = None) -> str:
-    """`--list_devices`: one device URI per line."""
+    """`--list_devices[=driver]`: one device URI per line."""
     registry = registry or default_registry()
     lines = []
     for name in _driver_names(registry, driver):
-        _, devices = _driver_devices(registry, name)
+        _, devices = _driver_devices(registry, name, named=bool(driver))
         lines.extend(_device_uri(name, info) + "\n" for info in devices)
     return "".join(lines)
 
 
 def dump_devices_text(registry=None, driver: str | None = None) -> str:
-    """`--dump_devices`: per driver a header, then per device its URI, name and details."""
+    """`--dump_devices[=driver]`: per driver a header, then per device its URI and name between
+    two rules, followed by the driver's own details for it."""
     registry = registry or default_registry()
     blocks = []
     for name in _driver_names(registry, driver):
-        drv, devices = _driver_devices(registry, name)
+        drv, devices = _driver_devices(registry, name, named=bool(driver))
         text = [_RULE, f"# Enumerated devices for driver '{name}'\n", _RULE, "\n"]
         for info in devices:
             text += [_DEVICE_RULE, f"# --device={_device_uri(name, info)}\n",
-                     f"#   {info.name}\n"]
-            details = drv.dump_device_info(info.device_id) if drv is not None else ""
-            if details:
-                text.append(details if details.endswith("\n") else details + "\n")
-            text.append(_DEVICE_RULE)
+                     f"#   {info.name}\n", _DEVICE_RULE, drv.dump_device_info(info.device_id)]
         blocks.append("".join(text))
     return "\n".join(blocks)
