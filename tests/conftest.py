@@ -64,3 +64,38 @@ def corpus_build(tmp_path_factory):
     errors: dict[str, str] = {}
     vmfbs = compile_corpus(out_dir, jobs=2, errors=errors)
     return vmfbs, errors
+
+
+# ---- softhsa (tests/softhsa): the software HSA runtime the amdgpu tests run against ----
+
+
+@pytest.fixture(scope="session")
+def softhsa_lib(tmp_path_factory) -> Path:
+    """Directory holding a freshly built softhsa `libhsa-runtime64.so` (built once per session)."""
+    from tests.softhsa.build import build
+
+    return build(tmp_path_factory.mktemp("softhsa")).parent
+
+
+@pytest.fixture
+def softhsa_env(tmp_path):
+    """`softhsa_env(config=None, **variables) -> dict`: a copy of os.environ for a subprocess with
+    SOFTHSA_CONFIG naming `config` written as JSON (None: softhsa's default single gfx942), no
+    inherited ROCR_VISIBLE_DEVICES, and `variables` added on top."""
+    import itertools
+    import json
+
+    counter = itertools.count()
+
+    def make(config: dict | None = None, **variables: str) -> dict:
+        env = dict(os.environ)
+        env.pop("ROCR_VISIBLE_DEVICES", None)
+        env.pop("SOFTHSA_CONFIG", None)
+        if config is not None:
+            path = tmp_path / f"softhsa-config-{next(counter)}.json"
+            path.write_text(json.dumps(config))
+            env["SOFTHSA_CONFIG"] = str(path)
+        env.update(variables)
+        return env
+
+    return make

@@ -24,9 +24,11 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from amdgpu_cli.cli.devices import dump_devices
     from amdgpu_cli.cli.profile import profile
     from amdgpu_cli.cli.run import run
 
+    cli.add_command(dump_devices)
     cli.add_command(profile)
     cli.add_command(run)
 

@@ -38,20 +38,30 @@ def _flag(name: str, *decls, **kwargs):
 @_flag("expected_bf16_threshold", type=float, default=0.01, show_default=True)
 @_flag("expected_rtol", type=float, default=1e-5, show_default=True)
 @_flag("list_drivers", is_flag=True, help="List the HAL drivers and exit.")
-@_flag("list_devices", is_flag=True, help="List the device URIs of every driver and exit.")
-@_flag("dump_devices", is_flag=True, help="Describe every device of every driver and exit.")
+@_flag("list_devices", is_flag=False, flag_value="", default=None, metavar="[=DRIVER]",
+       help="List the device URIs of every driver (or of DRIVER) and exit.")
+@_flag("dump_devices", is_flag=False, flag_value="", default=None, metavar="[=DRIVER]",
+       help="Describe every device of every driver (or of DRIVER) and exit.")
+@_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
+       help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
 def run(device, module, function, input, output, expected_output, output_max_element_count,
         equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
-        expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices) -> None:
+        expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices,
+        amdgpu_libhsa_search_path) -> None:
     """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
     import sys
 
+    from amdgpu_cli.hal.registry import default_registry
     from amdgpu_cli.tooling import run as tool
     from amdgpu_cli.tooling.expected import Equality
 
-    if list_drivers or list_devices or dump_devices:
-        text = (tool.list_drivers_text() if list_drivers else
-                tool.list_devices_text() if list_devices else tool.dump_devices_text())
+    driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
+                      if amdgpu_libhsa_search_path else {})
+    if list_drivers or list_devices is not None or dump_devices is not None:
+        registry = default_registry().with_options(driver_options)
+        text = (tool.list_drivers_text(registry) if list_drivers else
+                tool.list_devices_text(registry, list_devices) if list_devices is not None else
+                tool.dump_devices_text(registry, dump_devices))
         click.echo(text, nl=False)
         return
     if not module:
@@ -61,7 +71,8 @@ def run(device, module, function, input, output, expected_output, output_max_ele
         outputs=list(output), expected_outputs=list(expected_output),
         output_max_element_count=output_max_element_count,
         equality=Equality(equality_mode, expected_f16_threshold, expected_f32_threshold,
-                          expected_f64_threshold, expected_bf16_threshold, expected_rtol))
+                          expected_f64_threshold, expected_bf16_threshold, expected_rtol),
+        driver_options=driver_options)
     result = tool.run(options, sys.stdout)
     if result.exit_code:
         sys.exit(result.exit_code)

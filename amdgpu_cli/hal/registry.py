@@ -9,6 +9,10 @@ flag names one device; several flags make several devices, in order.
 Drivers are registered as factories (called at most once per registry, results cached). The default
 registry knows `null` (built in) and lazily imports `local`/`local-sync`/`local-task`, `amdgpu` and
 `cuda` from amdgpu_cli.drivers.*; a driver whose module is not there raises UNAVAILABLE.
+Driver options (what IREE's per-driver flags such as `--amdgpu_libhsa_search_path` set) are keyword
+arguments for a driver's factory:
+`registry.with_options({"amdgpu": {"libhsa_search_paths": [...]}})` is a registry with the same
+drivers whose instances are created with them.
 Sources: IREE runtime/src/iree/base/internal/path.c, hal/driver.c, hal/driver_registry.c,
 tooling/device_util.c.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from amdgpu_cli.hal.enums import HalError
 
@@ -76,7 +80,8 @@ class DeviceUri:
         return dict(self.params)
 
 
-DriverFactory = Callable[[], object]
+DriverFactory = Callable[..., object]  # called with the driver's options as keyword arguments
+DriverOptions = Mapping[str, Mapping[str, object]]  # driver name -> factory keyword arguments
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,10 +92,20 @@ class DriverEntry:
 
 
 class DriverRegistry:
-    def __init__(self):
+    def __init__(self, driver_options: DriverOptions | None = None):
         self._entries: dict[str, DriverEntry] = {}
         self._drivers: dict[str, object] = {}
         self._lock = threading.Lock()
+        self.driver_options = {name: dict(opts) for name, opts in (driver_options or {}).items()}
+
+    def with_options(self, driver_options: DriverOptions | None) -> DriverRegistry:
+        """This registry when there are no options; else one with the same drivers whose
+        instances (created anew, on first use) get `driver_options[name]` as keyword arguments."""
+        if not driver_options:
+            return self
+        other = DriverRegistry({**self.driver_options, **driver_options})
+        other._entries = dict(self._entries)
+        return other
 
     def register(self, name: str, factory: DriverFactory, description: str = "") -> None:
         with self._lock:
@@ -117,7 +132,7 @@ class DriverRegistry:
         if entry is None:
             raise HalError(f"no driver '{name}' registered; available: "
                            f"{', '.join(self._entries) or 'none'}", status="NOT_FOUND")
-        created = entry.factory()
+        created = entry.factory(**self.driver_options.get(name, {}))
         with self._lock:
             return self._drivers.setdefault(name, created)
 
@@ -149,7 +164,7 @@ class DriverRegistry:
 
 
 def _lazy(module: str, attribute: str, *args) -> DriverFactory:
-    def factory():
+    def factory(**options):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -157,7 +172,7 @@ def _lazy(module: str, attribute: str, *args) -> DriverFactory:
                 raise HalError(f"driver module {module} is not available", status="UNAVAILABLE") \
                     from exc
             raise
-        return getattr(mod, attribute)(*args)
+        return getattr(mod, attribute)(*args, **options)
     return factory
 
 

@@ -324,6 +324,7 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
 
 # iree-run-module's wording for the drivers IREE also has (hal/drivers/*/registration).
 _DRIVER_DESCRIPTIONS = {
+    "amdgpu": "AMD GPU Driver (HSA/ROCR)",
     "local-sync": "Local execution using a lightweight inline synchronous queue",
     "local-task": "Local execution using the IREE multithreading task system",
     "cuda": "NVIDIA CUDA HAL driver (via dylib)",
