@@ -17,13 +17,16 @@ that block:
 Library use (tests import it as `corpus_util`):
   CORPUS_DIR
   load_corpus() -> list[Case]       one Case per RUN line, in file order
-  compile_flags(mlir_path) -> list[str]
+  compile_flags(mlir_path, target=TARGET) -> list[str]
   parse_signatures(mlir_path) -> list[Signature]   func.func names and types
-  compile_corpus(out_dir, jobs=2, paths=None, errors=None) -> {mlir stem: vmfb Path}
+  compile_corpus(out_dir, jobs=2, paths=None, errors=None, target=TARGET)
+      -> {mlir stem: vmfb Path}
       compiles every model that is missing or stale in out_dir (a cache key
       file <stem>.vmfb.key holds a hash of the source, the flags and the
       compiler path), two at a time; raises CompileError naming the failures
-      (or records them in the `errors` dict when one is passed).
+      (or records them in the `errors` dict when one is passed). `target` is
+      an examples/compile.py target name (llvm-cpu, amdgpu-gfx942, ...); use
+      one out_dir per target.
   python tests/corpus_util.py [OUT_DIR [MODEL...]]
       compiles (default OUT_DIR build/corpus) and prints iree-run-module's
       output for every RUN line.
@@ -94,9 +97,9 @@ def model_paths() -> list[Path]:
     return sorted(CORPUS_DIR.glob("*.mlir"))
 
 
-def compile_flags(mlir_path) -> list[str]:
-    """iree-compile flags for one model: llvm-cpu target flags + COMPILE-FLAGS."""
-    flags = list(target_flags(TARGET))
+def compile_flags(mlir_path, target: str = TARGET) -> list[str]:
+    """iree-compile flags for one model: the target's flags + COMPILE-FLAGS."""
+    flags = list(target_flags(target))
     for line in _header_lines(Path(mlir_path)):
         if line.startswith(FLAGS_PREFIX):
             flags.extend(shlex.split(line[len(FLAGS_PREFIX):]))
@@ -222,7 +225,7 @@ def _cache_key(mlir_path: Path, compiler: str, flags: list[str]) -> str:
     return h.hexdigest()
 
 
-def compile_one(mlir_path, out_dir) -> Path:
+def compile_one(mlir_path, out_dir, target: str = TARGET) -> Path:
     """Compile one model into out_dir/<stem>.vmfb unless the cached one is current."""
     mlir_path = Path(mlir_path)
     out_dir = Path(out_dir)
@@ -230,7 +233,7 @@ def compile_one(mlir_path, out_dir) -> Path:
     out = out_dir / f"{mlir_path.stem}.vmfb"
     key_file = out_dir / f"{mlir_path.stem}.vmfb.key"
     compiler = iree_compile_binary()
-    flags = compile_flags(mlir_path)
+    flags = compile_flags(mlir_path, target)
     key = _cache_key(mlir_path, compiler, flags)
     if out.is_file() and key_file.is_file() and key_file.read_text().strip() == key:
         return out
@@ -251,7 +254,8 @@ def compile_one(mlir_path, out_dir) -> Path:
     return out
 
 
-def compile_corpus(out_dir, jobs: int = 2, paths=None, errors=None) -> dict[str, Path]:
+def compile_corpus(out_dir, jobs: int = 2, paths=None, errors=None,
+                   target: str = TARGET) -> dict[str, Path]:
     """Compile the corpus (or `paths`) into out_dir; {stem: vmfb path}.
 
     Failures raise one CompileError naming them all, unless `errors` (a dict)
@@ -264,7 +268,7 @@ def compile_corpus(out_dir, jobs: int = 2, paths=None, errors=None) -> dict[str,
 
     def work(p: Path):
         try:
-            return p.stem, compile_one(p, out_dir), None
+            return p.stem, compile_one(p, out_dir, target), None
         except CompileError as e:
             return p.stem, None, str(e)
 

@@ -10,7 +10,10 @@ Payloads above SEMAPHORE_MAX_VALUE are rejected.
 Threading: all state sits behind one lock (`_lock`); the Condition over it (`_cond`) is made on
 first use, by a waiter, so a semaphore nobody blocks on costs no Condition. Multi-semaphore waits
 register a threading.Event that every state change sets, so `wait_semaphores` never misses a
-wake-up. Timeouts are seconds
+wake-up. `notify_at(value, callback)` is the non-blocking form (queues park work on it): the
+callback runs once, when the payload reaches the value or the semaphore fails, in the thread that
+signals or fails it (after the lock is released), or at once if that already happened; it must not
+block. Timeouts are seconds
 (None = forever, 0 = poll); a timeout raises DEADLINE_EXCEEDED. Device-side semaphores (HSA
 signals, CUDA events) subclass and keep this interface.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from amdgpu_cli.hal.enums import (
     SEMAPHORE_FAILURE_VALUE,
@@ -53,6 +56,7 @@ class Semaphore:
         self._lock = threading.RLock()
         self._condition: threading.Condition | None = None  # made by the first `_cond` use
         self._watchers: set[threading.Event] = set()
+        self._timepoint_callbacks: list[tuple[int, Callable[[], None]]] = []
 
     @property
     def _cond(self) -> threading.Condition:
@@ -95,6 +99,25 @@ class Semaphore:
             for event in tuple(self._watchers):
                 event.set()
 
+    def _take_due_callbacks(self) -> list[Callable[[], None]]:
+        """Remove and return the timepoint callbacks now due; caller holds the lock."""
+        if not self._timepoint_callbacks:
+            return []
+        failed = self._failure is not None
+        due = [cb for value, cb in self._timepoint_callbacks if failed or self._value >= value]
+        self._timepoint_callbacks = [(value, cb) for value, cb in self._timepoint_callbacks
+                                     if not (failed or self._value >= value)]
+        return due
+
+    def notify_at(self, value: int, callback: Callable[[], None]) -> None:
+        """Call `callback()` once the payload is >= value or the semaphore has failed."""
+        with self._lock:
+            due = self._failure is not None or self._value >= value
+            if not due:
+                self._timepoint_callbacks.append((value, callback))
+        if due:
+            callback()
+
     def signal(self, value: int) -> None:
         if value > SEMAPHORE_MAX_VALUE:
             raise HalError(f"semaphore value {value} exceeds the maximum {SEMAPHORE_MAX_VALUE}",
@@ -107,6 +130,9 @@ class Semaphore:
                                f"{self._value}, new value {value}", status="OUT_OF_RANGE")
             self._value = value
             self._notify()
+            due = self._take_due_callbacks()
+        for callback in due:
+            callback()
 
     def fail(self, error: HalError | StatusCode | str, message: str | None = None) -> None:
         """Fail the timeline with `error` (a HalError, or a status code/name plus a message)."""
@@ -119,6 +145,9 @@ class Semaphore:
             if self._failure is None:
                 self._failure = error
                 self._notify()
+            due = self._take_due_callbacks()
+        for callback in due:
+            callback()
 
     def _reached(self, value: int) -> bool:
         """True if reached; raises the failure; caller holds the lock."""

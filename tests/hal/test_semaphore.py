@@ -77,3 +77,28 @@ def test_fence_semantics():
     assert h.query() == StatusCode.DATA_LOSS
     with pytest.raises(HalError):
         wait_fences([h], timeout=1)
+
+
+def test_notify_at_runs_once_when_reached_or_failed():
+    s = Semaphore(2)
+    calls = []
+    s.notify_at(2, lambda: calls.append("already"))  # reached: runs at once, in this thread
+    assert calls == ["already"]
+    s.notify_at(5, lambda: calls.append("five"))
+    s.notify_at(4, lambda: calls.append("four"))
+    s.signal(3)
+    assert calls == ["already"]
+    s.signal(4)
+    assert calls == ["already", "four"]
+    s.signal(6)
+    s.signal(7)
+    assert calls == ["already", "four", "five"]  # each callback exactly once
+    seen_in = []
+    t = Semaphore(0)
+    t.notify_at(9, lambda: seen_in.append((threading.current_thread().name, t.failure.status)))
+    worker = threading.Thread(target=t.fail, args=(StatusCode.ABORTED, "gone"), name="failer")
+    worker.start()
+    worker.join(5)
+    assert seen_in == [("failer", "ABORTED")]  # failure also notifies, from the failing thread
+    t.notify_at(1, lambda: seen_in.append("late"))
+    assert seen_in[-1] == "late"

@@ -8,24 +8,44 @@ contain COARSE (resp. FINE or EXTENDED_SCOPE_FINE); a host pool must also be acc
 agents, and the fine one prefers a pool without KERNARG_INIT; any missing pool is NOT_FOUND; CU
 count must be > 0 and wavefront size 32 or 64.
 
-`AmdgpuDevice` holds one `hsa_init` reference for its lifetime (released by `close()`, or by a
-finalizer that captures only the runtime, never the device) and the device-library code object
-chosen for GPU 0's ISAs. Queues and dispatch are not built yet: every operation that needs
-execution raises UNIMPLEMENTED as one line.
+`AmdgpuDevice` is the HAL device (`hal.device.Device`) over those GPUs. It holds one `hsa_init`
+reference for its lifetime (released by `close()`, or by a finalizer that captures only the
+runtime, never the device), the pool-backed allocator (allocator.py), the device library loaded on
+every GPU (device_library.py), the executable cache (executable.py: every executable is loaded on
+every GPU) and two host queues per GPU (host_queue.py, made on first use with `queue_options`:
+HostQueue keyword arguments such as `wait_strategy`). Queue affinity bit i is
+physical device i // 2, queue i % 2; the lowest selected bit wins, so ANY is queue 0 of GPU 0.
+Every queue operation is planned on the host (command_buffer.py `Program`: argument errors raise
+before anything is waited or signalled) and handed to `HostQueue.submit` as one submission with
+the wait and signal fences' timepoints; the queue orders it (device barriers or deferral), emits
+the AQL packets and signals the semaphores when its epoch completes. alloca allocates at once on
+the queue's GPU and orders only the signal; dealloca of a queue_alloca buffer returns its block
+when the operation completes. `close()` drains and destroys the queues, then the executables, the
+device library and every pool block, then releases the HSA reference; a new device can be created
+afterwards.
 Sources: IREE `physical_device.c`, `system.c`, `util/vmem.c`, `logical_device.c`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from amdgpu_cli.drivers.amdgpu.allocator import AmdgpuAllocator
+from amdgpu_cli.drivers.amdgpu.command_buffer import Program
+from amdgpu_cli.drivers.amdgpu.device_library import DeviceLibrary
+from amdgpu_cli.drivers.amdgpu.executable import AmdgpuExecutableCache
 from amdgpu_cli.drivers.amdgpu.system import AgentInfo, Agents, PoolInfo
+from amdgpu_cli.hal.command_buffer import _pattern
 from amdgpu_cli.hal.device import Device
-from amdgpu_cli.hal.enums import HalError
+from amdgpu_cli.hal.enums import HalError, normalize_queue_affinity
+from amdgpu_cli.hal.fence import Fence
 from hsa_ffi import constants as C
+
+QUEUES_PER_DEVICE = 2  # host queues per GPU, as IREE's default (fact sheet §1.3)
 
 _FINE_FLAGS = (C.HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
                | C.HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED)
@@ -123,52 +143,204 @@ def make_physical_device(ordinal: int, gpu_ordinal: int, agents: Agents) -> Phys
 
 
 class AmdgpuDevice(Device):
-    """A logical device over one or more GPUs of the same chip."""
+    """A logical device over one or more GPUs of the same chip (two host queues per GPU)."""
 
     identifier = "amdgpu"
 
     def __init__(self, libhsa, physical_devices: Sequence[PhysicalDevice],
-                 device_library: Path | None):
+                 device_library: Path | None, *, queue_options: dict | None = None):
         super().__init__()
+        self.libhsa = libhsa
         self.physical_devices = tuple(physical_devices)
         self.device_library = device_library
+        self.queue_options = dict(queue_options or {})
         libhsa.init()  # this device's own runtime reference, as IREE's system takes one
         self._release = weakref.finalize(self, libhsa.shut_down)
         self._release.atexit = False
+        self._queues: list = [None] * (QUEUES_PER_DEVICE * len(self.physical_devices))
+        self._queues_lock = threading.Lock()
+        self._executables: list[weakref.ref] = []
+        self.library = None
+        self._allocator = None
+        try:
+            self._allocator = AmdgpuAllocator(self, libhsa, self.physical_devices)
+            if device_library is not None:
+                self.library = DeviceLibrary(libhsa, self.physical_devices, device_library)
+            self._cache = AmdgpuExecutableCache(self, "default")
+        except BaseException:
+            self.close()
+            raise
 
     def __repr__(self) -> str:
         uuids = ", ".join(p.uuid for p in self.physical_devices)
         return f"<AmdgpuDevice [{uuids}]>"
 
-    def close(self) -> None:
-        super().close()
-        self._release()
-
-    def _unimplemented(self, what: str) -> HalError:
-        return HalError(f"{what} is not implemented yet by the amdgpu driver",
-                        status="UNIMPLEMENTED")
-
+    # -- resources ----------------------------------------------------------------------------
     @property
-    def allocator(self):
-        raise self._unimplemented("buffer allocation")
+    def allocator(self) -> AmdgpuAllocator:
+        self._check_open()
+        return self._allocator
 
-    def create_executable_cache(self, identifier: str = "default"):
-        raise self._unimplemented("loading executables")
+    def create_executable_cache(self, identifier: str = "default") -> AmdgpuExecutableCache:
+        self._check_open()
+        return self._cache if identifier == "default" else AmdgpuExecutableCache(self, identifier)
 
-    def queue_alloca(self, *args, **kwargs):
-        raise self._unimplemented("queue_alloca")
+    def _track(self, executable) -> None:
+        self._executables = [ref for ref in self._executables if ref() is not None]
+        self._executables.append(weakref.ref(executable))
 
-    def queue_dealloca(self, *args, **kwargs):
-        raise self._unimplemented("queue_dealloca")
+    def _check_open(self) -> None:
+        if self._closed:
+            raise HalError("device is closed", status="FAILED_PRECONDITION")
 
-    def queue_fill(self, *args, **kwargs):
-        raise self._unimplemented("queue_fill")
+    # -- queues -------------------------------------------------------------------------------
+    def queue_index(self, queue_affinity) -> int:
+        """The host queue an affinity selects: its lowest bit among this device's queues (bit
+        i = physical device i // 2, queue i % 2); ANY selects queue 0 of physical device 0."""
+        mask = normalize_queue_affinity(queue_affinity) & ((1 << len(self._queues)) - 1)
+        if not mask:
+            raise HalError(f"queue affinity 0x{normalize_queue_affinity(queue_affinity):x} "
+                           f"selects none of the {len(self._queues)} queues of this device",
+                           status="INVALID_ARGUMENT")
+        return (mask & -mask).bit_length() - 1
 
-    def queue_update(self, *args, **kwargs):
-        raise self._unimplemented("queue_update")
+    def host_queue(self, index: int):
+        """Host queue `index`, created on first use."""
+        from amdgpu_cli.drivers.amdgpu.host_queue import HostQueue
 
-    def queue_copy(self, *args, **kwargs):
-        raise self._unimplemented("queue_copy")
+        with self._queues_lock:
+            self._check_open()
+            queue = self._queues[index]
+            if queue is None:
+                physical = self.physical_devices[index // QUEUES_PER_DEVICE]
+                queue = self._queues[index] = HostQueue(
+                    self.libhsa, physical, index % QUEUES_PER_DEVICE, **self.queue_options)
+            return queue
 
-    def queue_execute(self, *args, **kwargs):
-        raise self._unimplemented("queue_execute")
+    def _program(self, queue_affinity) -> Program:
+        self._check_open()
+        if self.library is None:
+            raise HalError("the amdgpu device has no device library; queue operations need one",
+                           status="FAILED_PRECONDITION")
+        index = self.queue_index(queue_affinity)
+        return Program(self.library, self.physical_devices[index // QUEUES_PER_DEVICE],
+                       self._allocator)
+
+    def _submit(self, queue_affinity, wait: Fence | None, signal: Fence | None,
+                program: Program | None = None, retain=()) -> None:
+        queue = self.host_queue(self.queue_index(queue_affinity))
+        waits = wait.timepoints if wait is not None else []
+        signals = signal.timepoints if signal is not None else []
+        if program is None:
+            queue.submit(waits, signals, _no_packets, retain=tuple(retain))
+            return
+        if program.completions:  # run when the submission is done (or failed): one more signal
+            done = self.create_semaphore(0)
+            signals = [*signals, (done, 1)]
+            done.notify_at(1, lambda: [complete() for complete in program.completions])
+        queue.submit(waits, signals, program.build, kernarg_bytes=program.kernarg_bytes,
+                     packet_count=program.packet_count, retain=(*program.retain, *retain))
+
+    # -- queue operations ---------------------------------------------------------------------
+    def queue_alloca(self, queue_affinity, wait, signal, memory_type, usage, byte_length, pool=0,
+                     flags=0):
+        if pool != 0:
+            raise HalError(f"allocation pool {pool} is not supported", status="UNIMPLEMENTED")
+        index = self.queue_index(queue_affinity)
+        try:
+            buffer = self.allocator.allocate(memory_type, usage, byte_length,
+                                             physical_ordinal=index // QUEUES_PER_DEVICE)
+        except HalError as error:
+            if signal is not None:
+                signal.fail(error)
+            raise
+        buffer.queue_allocated = True
+        self._submit(queue_affinity, wait, signal)
+        return buffer
+
+    def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
+        """Ordered like any queue operation; a buffer made by queue_alloca is closed (its block
+        returned to the pool) once the operation completes, others just stay with their owner."""
+        root = buffer.root
+        if not getattr(root, "queue_allocated", False):
+            self._submit(queue_affinity, wait, signal, retain=(buffer,))
+            return
+        done = self.create_semaphore(0)
+        signals = Fence.join(signal)
+        signals.insert(done, 1)
+        done.notify_at(1, lambda: done.failure is None and root.close())
+        self._submit(queue_affinity, wait, signals)
+
+    def queue_fill(self, queue_affinity, wait, signal, target, offset, length, pattern,
+                   pattern_length, flags=0):
+        data = _pattern(pattern, pattern_length)  # 1, 2 or 4 bytes, as the HAL validates
+        length = target.validate_range(offset, length)
+        if offset % len(data) or length % len(data):
+            raise HalError(f"fill offset {offset} and length {length} must be multiples of the "
+                           f"pattern length {len(data)}", status="INVALID_ARGUMENT")
+        program = self._program(queue_affinity)
+        program.fill(target, offset, length, data)
+        self._submit(queue_affinity, wait, signal, program)
+
+    def queue_update(self, queue_affinity, wait, signal, source, source_offset, target,
+                     target_offset, length, flags=0):
+        data = bytes(memoryview(source).cast("B")[source_offset:source_offset + length])
+        if source_offset < 0 or len(data) != length:
+            raise HalError("update source range is outside the host buffer", status="OUT_OF_RANGE")
+        target.validate_range(target_offset, length)
+        program = self._program(queue_affinity)
+        program.update(data, target, target_offset)
+        self._submit(queue_affinity, wait, signal, program)
+
+    def queue_copy(self, queue_affinity, wait, signal, source, source_offset, target,
+                   target_offset, length, flags=0):
+        length = source.validate_range(source_offset, length)
+        target.validate_range(target_offset, length)
+        program = self._program(queue_affinity)
+        program.copy(source, source_offset, target, target_offset, length)
+        self._submit(queue_affinity, wait, signal, program)
+
+    def queue_execute(self, queue_affinity, wait, signal, command_buffer, binding_table=(),
+                      flags=0):
+        if command_buffer is None:
+            self._submit(queue_affinity, wait, signal)
+            return
+        binding_table = tuple(binding_table)
+        command_buffer.validate_submission(binding_table)
+        program = self._program(queue_affinity)
+        program.record(command_buffer, binding_table)
+        command_buffer.execution_count += 1
+        self._submit(queue_affinity, wait, signal, program)
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        for queue in self._queues:
+            if queue is not None:
+                queue.wait_idle(timeout)
+
+    # -- lifetime -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Drain and destroy the queues, then executables, device library and memory; then
+        release this device's hsa_init reference. Idempotent."""
+        if self._closed:
+            return
+        super().close()
+        with self._queues_lock:
+            queues, self._queues = self._queues, [None] * len(self._queues)
+        try:
+            for queue in queues:
+                if queue is not None:
+                    queue.close()
+            for ref in self._executables:
+                executable = ref()
+                if executable is not None:
+                    executable.close()
+            if self.library is not None:
+                self.library.close()
+            if self._allocator is not None:
+                self._allocator.close()
+        finally:
+            self._release()
+
+
+def _no_packets(submission) -> None:
+    """build() of a submission that only orders waits and signals."""

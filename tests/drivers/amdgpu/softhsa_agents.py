@@ -39,3 +39,27 @@ def write_config(directory: Path) -> Path:
     path.write_text(json.dumps(CONFIG))
     return path
 
+
+
+def private_driver(softhsa_lib: Path, directory: Path, config: dict | None = None):
+    """Yields an amdgpu Driver over a private copy of softhsa configured with `config` (default
+    CONFIG), then closes it. A distinct file is a distinct dlopen, so no other test module's
+    hsa_init reference (and configuration) is shared with this one."""
+    import shutil
+
+    import pytest
+
+    from amdgpu_cli.drivers.amdgpu import Driver
+
+    shutil.copy(softhsa_lib / "libhsa-runtime64.so", directory)
+    config_path = directory / "softhsa.json"
+    config_path.write_text(json.dumps(CONFIG if config is None else config))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOFTHSA_CONFIG", str(config_path))
+        patch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
+        patch.delenv("IREE_HAL_AMDGPU_LIBHSA_PATH", raising=False)
+        driver = Driver(libhsa_search_paths=[str(directory)])
+        try:
+            yield driver
+        finally:
+            driver.close()

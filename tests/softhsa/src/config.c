@@ -6,7 +6,8 @@
  * then filters and reorders the GPUs the way ROCr's RvdFilter does: a comma list of GPU indices
  * (into the configured GPU list) or UUIDs (`GPU-` and a unique prefix, case-insensitive); the list
  * ends at the first token that is empty, unknown, ambiguous, out of range or repeated; set but
- * empty hides every GPU. */
+ * empty hides every GPU. `faults` (top level: every GPU; in a GPU: that GPU, on top of the top
+ * level) injects queue errors (softhsa_faults_t). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@ typedef struct {
   char* error;
   size_t error_size;
   char path[128]; /* where in the document, e.g. "agents[1].pools[0]" */
+  softhsa_faults_t faults; /* the top-level "faults": every GPU starts from these */
 } ctx_t;
 
 static bool fail(ctx_t* ctx, const char* key, const char* message) {
@@ -141,6 +143,56 @@ static bool read_pools(ctx_t* ctx, const softhsa_json_t* v, softhsa_agent_t* age
   }
   ctx->path[base] = '\0';
   return true;
+}
+
+/* ---- faults ---- */
+
+/* The statuses ROCr's AQL queue passes to the error callback for queue and wave errors (its
+ * queue-event and exception handlers), plus the generic HSA_STATUS_ERROR. */
+static const struct { const char* name; hsa_status_t status; } kQueueErrors[] = {
+    {"HSA_STATUS_ERROR", HSA_STATUS_ERROR},
+    {"HSA_STATUS_ERROR_INVALID_ARGUMENT", HSA_STATUS_ERROR_INVALID_ARGUMENT},
+    {"HSA_STATUS_ERROR_INVALID_ALLOCATION", HSA_STATUS_ERROR_INVALID_ALLOCATION},
+    {"HSA_STATUS_ERROR_OUT_OF_RESOURCES", HSA_STATUS_ERROR_OUT_OF_RESOURCES},
+    {"HSA_STATUS_ERROR_INVALID_PACKET_FORMAT", HSA_STATUS_ERROR_INVALID_PACKET_FORMAT},
+    {"HSA_STATUS_ERROR_INVALID_ISA", HSA_STATUS_ERROR_INVALID_ISA},
+    {"HSA_STATUS_ERROR_INVALID_CODE_OBJECT", HSA_STATUS_ERROR_INVALID_CODE_OBJECT},
+    {"HSA_STATUS_ERROR_EXCEPTION", HSA_STATUS_ERROR_EXCEPTION},
+    {"HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION", (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION},
+    {"HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION",
+     (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION},
+    {"HSA_STATUS_ERROR_MEMORY_FAULT", (hsa_status_t)HSA_STATUS_ERROR_MEMORY_FAULT},
+};
+
+static bool read_queue_error(ctx_t* ctx, const softhsa_json_t* v, hsa_status_t* out) {
+  char name[SOFTHSA_NAME_MAX];
+  if (!read_string(ctx, v, name, sizeof(name))) return false;
+  for (size_t i = 0; i < sizeof(kQueueErrors) / sizeof(kQueueErrors[0]); ++i) {
+    if (!strcmp(name, kQueueErrors[i].name)) {
+      *out = kQueueErrors[i].status;
+      return true;
+    }
+  }
+  return fail(ctx, "queue_error_status", "not a queue error status (HSA_STATUS_ERROR_EXCEPTION, "
+              "HSA_STATUS_ERROR_MEMORY_FAULT, ...)");
+}
+
+/* Reads a "faults" object into `faults`; keys it does not name keep their value. */
+static bool read_faults(ctx_t* ctx, const softhsa_json_t* obj, softhsa_faults_t* faults) {
+  if (!expect(ctx, obj, SOFTHSA_JSON_OBJECT)) return false;
+  size_t base = strlen(ctx->path);
+  snprintf(ctx->path + base, sizeof(ctx->path) - base, "%sfaults", base ? "." : "");
+  bool ok = true;
+  for (const softhsa_json_t* m = obj->child; m && ok; m = m->next) {
+    if (!strcmp(m->key, "queue_error_after_packets"))
+      ok = read_u64(ctx, m, &faults->queue_error_after_packets);
+    else if (!strcmp(m->key, "queue_error_status"))
+      ok = read_queue_error(ctx, m, &faults->queue_error_status);
+    else ok = fail(ctx, m->key, "unknown key (known: queue_error_after_packets, "
+                   "queue_error_status)");
+  }
+  if (ok) ctx->path[base] = '\0';
+  return ok;
 }
 
 /* ---- agents ---- */
@@ -274,6 +326,7 @@ static bool read_agent(ctx_t* ctx, const softhsa_json_t* obj, softhsa_agent_t* a
     else if (!strcmp(k, "domain")) ok = read_u32(ctx, m, &agent->domain);
     else if (!strcmp(k, "asic_revision")) ok = read_u32(ctx, m, &agent->asic_revision);
     else if (!strcmp(k, "nearest_cpu")) ok = read_u32(ctx, m, &agent->nearest_cpu_index);
+    else if (!strcmp(k, "faults")) ok = read_faults(ctx, m, &agent->faults);
     else ok = fail(ctx, k, "unknown key");
     if (!ok) return false;
   }
@@ -299,6 +352,7 @@ static bool read_agent_list(ctx_t* ctx, const softhsa_json_t* array, bool gpu, s
     softhsa_agent_t* agent = &out[n];
     if (gpu) gpu_defaults(agent, n);
     else cpu_defaults(agent, n);
+    if (gpu) agent->faults = ctx->faults;
     snprintf(ctx->path, sizeof(ctx->path), "%s[%u]", key, n);
     bool ok = item ? read_agent(ctx, item, agent, cpu_count, n)
                    : (!gpu || gpu_finish(ctx, agent, "", cpu_count, n, false));
@@ -433,6 +487,7 @@ static bool read_document(ctx_t* ctx, const softhsa_json_t* root, softhsa_system
                           const char* visible) {
   const softhsa_json_t* agents = NULL;
   const softhsa_json_t* cpus_json = NULL;
+  const softhsa_json_t* faults = NULL;
   if (root) {
     if (!expect(ctx, root, SOFTHSA_JSON_OBJECT)) return false;
     for (const softhsa_json_t* m = root->child; m; m = m->next) {
@@ -441,9 +496,11 @@ static bool read_document(ctx_t* ctx, const softhsa_json_t* root, softhsa_system
       else if (!strcmp(m->key, "log")) {
         if (!expect(ctx, m, SOFTHSA_JSON_STRING)) return false;
         system->log_path = strdup(m->string);
-      } else return fail(ctx, m->key, "unknown key (known: agents, cpus, log)");
+      } else if (!strcmp(m->key, "faults")) faults = m;
+      else return fail(ctx, m->key, "unknown key (known: agents, cpus, log, faults)");
     }
   }
+  if (faults && !read_faults(ctx, faults, &ctx->faults)) return false;
   static softhsa_agent_t cpus[SOFTHSA_AGENT_MAX / 2];
   static softhsa_agent_t gpus[SOFTHSA_AGENT_MAX / 2];
   uint32_t cpu_count = 0, gpu_count = 0;
@@ -462,7 +519,7 @@ softhsa_system_t* softhsa_config_load(const char* path, const char* visible, cha
     snprintf(error, error_size, "out of memory");
     return NULL;
   }
-  ctx_t ctx = {error, error_size, ""};
+  ctx_t ctx = {error, error_size, "", {UINT64_MAX, HSA_STATUS_ERROR_EXCEPTION}};
   softhsa_json_t* root = NULL;
   bool ok = true;
   if (path && path[0]) {

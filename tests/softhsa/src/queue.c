@@ -15,7 +15,9 @@
  * start/end ticks into the completion amd_signal_t; decrement the completion signal. A packet it
  * cannot run (AGENT_DISPATCH, an unknown type or vendor format: INVALID_PACKET_FORMAT; a dispatch
  * the loader rejects: HSA_STATUS_ERROR_EXCEPTION) calls the error callback once, sets
- * queue_inactive_signal to the status, and stops the queue. */
+ * queue_inactive_signal to the status, and stops the queue. An injected fault (the agent's
+ * faults.queue_error_after_packets, config.c) takes the same path in place of the packet it
+ * names, with the configured status: the packet is not run and its completion signal is left. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@ typedef struct softhsa_queue {
    * one it read when it last found no packet. */
   bool awake;
   uint64_t doorbell_when_idle;
+  uint64_t packets_run; /* for the injected fault */
   int stop;                /* set by destroy / inactivate / shut-down */
   pthread_t thread;
 } softhsa_queue_t;
@@ -168,6 +171,10 @@ static void* queue_main(void* arg) {
   for (;;) {
     softhsa_wait_until(packet_ready, q, UINT64_MAX);
     if (stopping(q)) break;
+    if (q->packets_run == q->agent->faults.queue_error_after_packets) {
+      fail_queue(q, q->agent->faults.queue_error_status);
+      break;
+    }
     uint64_t id = q->amd.read_dispatch_id;
     uint8_t packet[64] __attribute__((aligned(64)));
     memcpy(packet, slot(q, id), sizeof(packet));
@@ -184,6 +191,7 @@ static void* queue_main(void* arg) {
     uint64_t end = softhsa_now_ticks();
     complete_packet(q, id, ((const hsa_kernel_dispatch_packet_t*)packet)->completion_signal, start,
                     end);
+    q->packets_run++;
   }
   return NULL;
 }

@@ -46,6 +46,15 @@
 
 typedef struct softhsa_agent softhsa_agent_t;
 
+/* Injected faults (config "faults", global or per GPU; config.c). */
+typedef struct softhsa_faults {
+  /* Each queue of the agent fails instead of running its packet number N (counted from 0, per
+   * queue): the queue processor reports `queue_error_status` through the error callback and
+   * stops. UINT64_MAX: never. */
+  uint64_t queue_error_after_packets;
+  hsa_status_t queue_error_status;
+} softhsa_faults_t;
+
 typedef struct softhsa_isa {
   char name[SOFTHSA_NAME_MAX];
 } softhsa_isa_t;
@@ -93,6 +102,7 @@ struct softhsa_agent {
   softhsa_agent_t* nearest_cpu;
   uint32_t pool_count;
   softhsa_pool_t pools[SOFTHSA_POOL_MAX];
+  softhsa_faults_t faults; /* GPUs only */
 };
 
 typedef struct softhsa_system {
