@@ -28,7 +28,7 @@ import amdgpu_dispatch_check as check
 from corpus_util import compile_corpus, load_corpus
 
 TARGET = "amdgpu-gfx942"
-PHASE_TIMEOUT_S = 60  # one model's __init or one RUN line, in the worker
+PHASE_TIMEOUT_S = 120  # one model's __init or one RUN line, in the worker
 CASES = load_corpus()
 STEMS = sorted({case.stem for case in CASES})
 
@@ -149,8 +149,10 @@ def _run_model(vmfb: Path, cases: list, softhsa_dir: Path, directory: Path) -> d
             elif event["event"] == "start":
                 current = event["id"]
             else:
-                results.setdefault(current, event)
-                pending.remove(current)
+                # A restarted worker loads the module again: its "__init" was already recorded.
+                if current in pending:
+                    results.setdefault(current, event)
+                    pending.remove(current)
                 current = None
         if not pending:
             break

@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from amdgpu_cli.hal.buffer import Buffer
+from amdgpu_cli.hal.buffer import Buffer, _flag_int
 from amdgpu_cli.hal.enums import (
     BufferCompatibility,
     BufferUsage,
@@ -45,16 +45,6 @@ _HOST_COMPATIBILITY = int(BufferCompatibility.ALLOCATABLE | BufferCompatibility.
 _QUEUE_TRANSFER = int(BufferCompatibility.QUEUE_TRANSFER)
 _QUEUE_DISPATCH = int(BufferCompatibility.QUEUE_DISPATCH)
 _ALLOCATABLE = int(BufferCompatibility.ALLOCATABLE)
-
-
-def _flag_int(value, flag_type) -> int:
-    """int(flag_type(value)) without building the enum for the usual non-negative ints."""
-    kind = type(value)
-    if kind is flag_type:
-        return int(value)  # flag values are never negative
-    if kind is int and value >= 0:
-        return value
-    return int(flag_type(value))
 
 
 @dataclasses.dataclass

@@ -39,6 +39,7 @@ _ACCESS_ANY = int(MemoryAccess.ANY)
 _ACCESS_CHECKED = int(~(MemoryAccess.MAY_ALIAS | MemoryAccess.UNALIGNED | MemoryAccess.ANY))
 _HOST_VISIBLE = int(MemoryType.HOST_VISIBLE)
 _MAPPING = int(BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT)
+_UINT8 = np.dtype(np.uint8)
 
 
 def _flag_int(value, flag_type) -> int:
@@ -75,10 +76,12 @@ class Buffer:
     vm_type = "hal.buffer"  # its VM ref type (see vm/refs.type_matches)
 
     def __init__(self, storage: np.ndarray | None, *, memory_type: int, allowed_usage: int,
-                 allowed_access: int = MemoryAccess.ALL, allocator=None, byte_offset: int = 0,
+                 allowed_access: int = _ACCESS_ALL, allocator=None, byte_offset: int = 0,
                  byte_length: int | None = None, root: Buffer | None = None):
         if root is None:
-            if storage is None or storage.dtype != np.uint8 or storage.ndim != 1:
+            # `is` first: comparing dtypes costs more than the rest of a queue allocation's checks.
+            if storage is None or (storage.dtype is not _UINT8 and storage.dtype != np.uint8) \
+                    or storage.ndim != 1:
                 raise TypeError("a root buffer needs 1-D uint8 storage")
             allocation_size = storage.nbytes
         else:
@@ -235,7 +238,7 @@ class Buffer:
 
     def _storage_view(self) -> np.ndarray:
         """The whole allocation as a writable 1-D uint8 array (drivers may override)."""
-        storage = self.root._storage
+        storage = self._storage if self._root is None else self._root._storage
         if storage is None:
             raise HalError("buffer is closed", status="FAILED_PRECONDITION")
         return storage

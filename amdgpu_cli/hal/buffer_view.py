@@ -40,8 +40,8 @@ class BufferView:
     vm_type = "hal.buffer_view"  # its VM ref type (see vm/refs.type_matches)
     def __init__(self, buffer: Buffer, shape, element_type: int,
                  encoding_type: int = EncodingType.DENSE_ROW_MAJOR):
-        shape = tuple(int(d) for d in shape)
-        if any(d < 0 for d in shape):
+        shape = tuple(map(int, shape))
+        if shape and min(shape) < 0:
             raise HalError(f"negative dimension in shape {shape}", status="INVALID_ARGUMENT")
         self.buffer = buffer
         self.shape = shape
@@ -90,14 +90,15 @@ class BufferView:
             raise HalError(f"{message} encoding mismatch; expected {encoding_type} but have "
                            f"{self.encoding_type}", status="INVALID_ARGUMENT")
         actual = self.element_type
-        same_int_width = (element_is_integer(actual) and element_is_integer(element_type)
-                          and element_bit_count(actual) == element_bit_count(element_type))
-        if not (element_numerical_type(actual) == 0 or same_int_width or actual == element_type):
+        # The exact match (every call of a compiled function) first: the rest is for the others.
+        if actual != element_type and element_numerical_type(actual) != 0 and not (
+                element_is_integer(actual) and element_is_integer(element_type)
+                and element_bit_count(actual) == element_bit_count(element_type)):
             raise HalError(f"{message} element type mismatch; expected "
                            f"{format_element_type(element_type)} (0x{element_type:08X}) but have "
                            f"{format_element_type(actual)} (0x{actual:08X})",
                            status="INVALID_ARGUMENT")
-        shape = tuple(int(d) for d in shape)
+        shape = tuple(map(int, shape))
         if len(shape) != len(self.shape):
             raise HalError(f"{message} shape rank mismatch; expected {len(shape)} but have "
                            f"{len(self.shape)}", status="INVALID_ARGUMENT")

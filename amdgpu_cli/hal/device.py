@@ -191,7 +191,12 @@ class HostQueueDevice(Device):
     # -- command execution --------------------------------------------------------------------
     def _execute(self, command_buffer: CommandBuffer, binding_table) -> None:
         for command in command_buffer.commands:
-            if isinstance(command, FillCommand):
+            # Most frequent first: compiled command buffers are dispatches between barriers.
+            if isinstance(command, DispatchCommand):
+                self._dispatch(command, binding_table)
+            elif isinstance(command, ExecutionBarrierCommand):
+                pass  # inline execution is already ordered
+            elif isinstance(command, FillCommand):
                 buffer, offset, length = resolve_ref(command.target, binding_table)
                 if offset % len(command.pattern) or length % len(command.pattern):
                     raise HalError("fill range is not aligned to the pattern length",
@@ -207,14 +212,11 @@ class HostQueueDevice(Device):
                     raise HalError("copy spans between source and target must match",
                                    status="INVALID_ARGUMENT")
                 dst.copy_from(src, src_offset, dst_offset, length)
-            elif isinstance(command, DispatchCommand):
-                self._dispatch(command, binding_table)
             elif isinstance(command, CollectiveCommand):
                 raise HalError("collectives are not supported on this device",
                                status="UNIMPLEMENTED")
-            elif isinstance(command, (ExecutionBarrierCommand, DebugGroupCommand,
-                                      AdviseBufferCommand)):
-                pass  # inline execution is already ordered
+            elif isinstance(command, (DebugGroupCommand, AdviseBufferCommand)):
+                pass
             else:
                 raise HalError(f"unknown command {type(command).__name__}", status="INTERNAL")
 

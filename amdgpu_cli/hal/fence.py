@@ -25,7 +25,9 @@ class Fence:
 
     @classmethod
     def create(cls, semaphore: Semaphore, value: int) -> Fence:
-        return cls([(semaphore, value)])
+        fence = cls()
+        fence._timepoints[semaphore] = value
+        return fence
 
     @classmethod
     def create_at(cls, value: int = 1, *, device=None) -> Fence:
@@ -38,7 +40,7 @@ class Fence:
         joined = cls()
         for fence in fences:
             if fence is not None:
-                for semaphore, value in fence.timepoints:
+                for semaphore, value in fence._timepoints.items():
                     joined.insert(semaphore, value)
         return joined
 
@@ -110,7 +112,8 @@ def wait_fences(fences, *, wait_any: bool = False, timeout: float | None = None)
     if not fences:
         return
     if not wait_any:
-        wait_semaphores(Fence.join(*fences).timepoints, timeout=timeout)
+        # One fence (what compiled code awaits) is waited as it is: no joined copy.
+        (fences[0] if len(fences) == 1 else Fence.join(*fences)).wait(timeout)
         return
     # Any fence reached: no fence is "reached" by one of its semaphores, so poll by fence.
     import threading

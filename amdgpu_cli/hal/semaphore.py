@@ -129,7 +129,11 @@ class Semaphore:
                 raise HalError(f"semaphore values must be monotonically increasing; current value "
                                f"{self._value}, new value {value}", status="OUT_OF_RANGE")
             self._value = value
-            self._notify()
+            # Inline queues signal semaphores nobody waits on: skip the calls when there is no one.
+            if self._condition is not None or self._watchers:
+                self._notify()
+            if not self._timepoint_callbacks:
+                return
             due = self._take_due_callbacks()
         for callback in due:
             callback()

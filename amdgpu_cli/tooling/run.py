@@ -31,7 +31,7 @@ from typing import IO, Sequence
 import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.formats.vmfb import BytecodeModule, load_vmfb, split_cconv
+from amdgpu_cli.formats.vmfb import BytecodeModule, load_vmfb
 from amdgpu_cli.hal.buffer import Buffer
 from amdgpu_cli.hal.buffer_view import BufferView
 from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryType
@@ -139,7 +139,7 @@ class Session:
         return self.module.signatures[ordinal].attrs.get("iree.abi.declaration")
 
     def cconv(self, function: str) -> tuple[str, str]:
-        return split_cconv(self.context.export_cconv(function))
+        return self.context.export_signature(function)
 
     def call(self, function: str, values: Sequence, *, download: bool = True) -> list:
         """Call with tooling values (BufferViews pass through as they are); returns tooling
@@ -213,6 +213,8 @@ def to_vm(value, ch: str, device):
         return 0.0 if value is None else float(value)
     if value is None:
         return None
+    if isinstance(value, BufferView):
+        return value  # already on a device (DeviceArray inputs: the common case of a call)
     if isinstance(value, np.ndarray):
         value = Tensor.from_array(value)
     if isinstance(value, Tensor):

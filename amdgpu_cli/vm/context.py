@@ -76,6 +76,9 @@ class VmContext:
         self.state = ModuleState(bytearray(module.state.global_bytes_capacity),
                                  [None] * module.state.global_ref_count, {})
         self.interpreter = Interpreter(module, bindings, self.state)
+        # export name -> (ordinal, cconv, argument chars, result chars), made on first call: the
+        # module cannot change, and `call` is the entry of every API call.
+        self._signatures: dict[str, tuple[int, str, str, str]] = {}
         self._closed = False
         exports = module.exports_by_name
         if run_init and "__init" in exports:
@@ -111,21 +114,31 @@ class VmContext:
     # calls --------------------------------------------------------------------------------------
 
     def export_cconv(self, name: str) -> str:
-        ordinal = self._export(name)
-        return self.module.signatures[ordinal].cconv or "0v_v"
+        return self._signature(name)[1]
+
+    def export_signature(self, name: str) -> tuple[str, str]:
+        """split_cconv(export_cconv(name)): the argument and result fragments."""
+        _, _, arg_chars, res_chars = self._signature(name)
+        return arg_chars, res_chars
 
     def _export(self, name: str) -> int:
-        exports = self.module.exports_by_name
-        if name not in exports:
-            raise VmTrap(f"function '{name}' not found in module '{self.module.name}'",
-                         status="NOT_FOUND")
-        return exports[name]
+        return self._signature(name)[0]
+
+    def _signature(self, name: str) -> tuple[int, str, str, str]:
+        signature = self._signatures.get(name)
+        if signature is None:
+            exports = self.module.exports_by_name
+            if name not in exports:
+                raise VmTrap(f"function '{name}' not found in module '{self.module.name}'",
+                             status="NOT_FOUND")
+            ordinal = exports[name]
+            cconv = self.module.signatures[ordinal].cconv or "0v_v"
+            signature = self._signatures[name] = (ordinal, cconv, *split_cconv(cconv))
+        return signature
 
     def call(self, name: str, args: Sequence = ()) -> list:
         """Call export `name` with host values; returns host values in cconv order."""
-        ordinal = self._export(name)
-        cconv = self.module.signatures[ordinal].cconv or "0v_v"
-        arg_chars, res_chars = split_cconv(cconv)
+        ordinal, cconv, arg_chars, res_chars = self._signature(name)
         if "C" in arg_chars:
             raise VmTrap(f"function '{name}' takes variadic arguments", status="UNIMPLEMENTED")
         if len(args) != len(arg_chars):

@@ -5,6 +5,10 @@
 `op(i, r)` over the frame's int bank `i` and ref bank `r`; block markers vanish and branch targets
 become closure indices. `invoke(ordinal, args)` runs one call; the loop is:
     result = code[pc](i, r)   None -> next instruction, int -> jump, list -> returned values.
+Two translations exist only for speed, since small models spend their time in the interpreter and
+not in kernels: the entry block's leading constants are written once into frame templates that
+every call copies, and each import call site is straight-line Python generated for its shape
+(see `_import_op_factory`).
 
 Register banks (see shared/reference/vmfb.md 2.2): `i` is a list of unsigned 32-bit Python ints
 (i32 values, f32 bit patterns, i64/f64 as lo/hi pairs at n, n+1); `r` holds refs or None. Frames
@@ -39,7 +43,8 @@ import numpy as np
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import Instruction, verify
 from amdgpu_cli.siphash import siphash24_keyed
-from amdgpu_cli.vm.refs import STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name, type_matches
+from amdgpu_cli.vm.refs import (STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name,
+                                type_matcher, type_matches)
 
 __all__ = ["ImportBinding", "Interpreter", "ModuleState", "VmTrap", "cconv_slots", "host_to_raw",
            "raw_to_host"]
@@ -289,8 +294,12 @@ class ModuleState:
 
 
 class CompiledFunction:
+    """A translated function. A call starts at `code[entry]` with frames copied from
+    `i_init` / `r_init`: zeroed, except for the registers the skipped `code[:entry]` (constants)
+    write."""
+
     __slots__ = ("ordinal", "label", "i32_count", "ref_count", "code", "offsets", "arg_slots",
-                 "results")
+                 "results", "entry", "i_init", "r_init")
 
     def __init__(self, ordinal, label, i32_count, ref_count, code, offsets, arg_slots, results):
         self.ordinal = ordinal
@@ -301,6 +310,9 @@ class CompiledFunction:
         self.offsets = offsets
         self.arg_slots = arg_slots
         self.results = results
+        self.entry = 0
+        self.i_init = [0] * i32_count
+        self.r_init = [None] * ref_count
 
 
 # -- the interpreter ----------------------------------------------------------------------------
@@ -335,8 +347,8 @@ class Interpreter:
     # execution --------------------------------------------------------------------------------
 
     def _run(self, fn: CompiledFunction, args) -> list:
-        i = [0] * fn.i32_count
-        r = [None] * fn.ref_count
+        i = fn.i_init.copy()
+        r = fn.r_init.copy()
         for (ch, slot), v in zip(fn.arg_slots, args):
             if ch == "r":
                 r[slot] = v
@@ -346,7 +358,7 @@ class Interpreter:
             else:
                 i[slot] = v
         code = fn.code
-        pc = 0
+        pc = fn.entry
         try:
             while True:
                 nxt = code[pc](i, r)
@@ -384,9 +396,45 @@ class Interpreter:
                 code.append(builder.build(ins))
             except VmTrap as e:
                 raise e.located(label, ins.offset) from None
-        return CompiledFunction(ordinal, label, max(desc.i32_register_count, 1),
-                                desc.ref_register_count, code, [ins.offset for ins in body],
-                                cconv_slots(args), results)
+        fn = CompiledFunction(ordinal, label, max(desc.i32_register_count, 1),
+                              desc.ref_register_count, code, [ins.offset for ins in body],
+                              cconv_slots(args), results)
+        _fold_entry_constants(fn, body)
+        return fn
+
+
+# Ops that write a constant (a literal, null, or the context's rodata buffer) to one register.
+_CONSTANT_OPS = frozenset(("const.i32", "const.i32.zero", "const.i64", "const.i64.zero",
+                           "const.f32", "const.f32.zero", "const.f64", "const.f64.zero",
+                           "const.ref.zero", "const.ref.rodata"))
+
+
+def _fold_entry_constants(fn: CompiledFunction, body: list[Instruction]) -> None:
+    """Run the entry block's leading constant ops once, into the frame templates, and start calls
+    after them: compiled functions open with their constants, which every call would otherwise
+    write again (an op dispatch each). An entry block is never a branch target (MLIR), so those
+    ops run exactly once per call, first. A constant written over an argument register stops the
+    folding (the argument is stored before the ops run)."""
+    i_args, r_args = set(), set()
+    for ch, slot in fn.arg_slots:
+        if ch == "r":
+            r_args.add(slot)
+        else:
+            i_args.update((slot, slot + 1) if ch in "IF" else (slot,))
+    for ins in body:
+        if ins.mnemonic not in _CONSTANT_OPS:
+            break
+        operands = ins.operands
+        if ins.mnemonic.startswith("const.ref."):
+            target = operands["value" if ins.mnemonic == "const.ref.rodata" else "result"].index
+            if target in r_args:
+                break
+        else:
+            target = operands["result"].index
+            if target in i_args or ("64" in ins.mnemonic and target + 1 in i_args):
+                break
+        fn.code[fn.entry](fn.i_init, fn.r_init)
+        fn.entry += 1
 
 
 def _null(what: str) -> VmTrap:
@@ -1113,19 +1161,28 @@ class _Builder:
 
                 def ordinal(i):
                     return k0
+            matches = type_matcher(tname)
             if store:
                 def op(i, r):
                     value = r[vi]
-                    if not type_matches(value, tname):
+                    if not matches(value):
                         raise VmTrap(f"global.store.ref: ref of type {ref_type_name(value)} is "
                                      f"not {tname}", status="INVALID_ARGUMENT")
                     refs[ordinal(i)] = value
                     if vm:
                         r[vi] = None
+            elif not indirect:
+                # Every call loads its device and cached command buffers: no ordinal function.
+                def op(i, r):
+                    value = refs[k0]
+                    if not matches(value):
+                        raise VmTrap(f"global.load.ref: ref of type {ref_type_name(value)} is "
+                                     f"not {tname}", status="INVALID_ARGUMENT")
+                    r[vi] = value
             else:
                 def op(i, r):
                     value = refs[ordinal(i)]
-                    if not type_matches(value, tname):
+                    if not matches(value):
                         raise VmTrap(f"global.load.ref: ref of type {ref_type_name(value)} is "
                                      f"not {tname}", status="INVALID_ARGUMENT")
                     r[vi] = value
@@ -1553,71 +1610,137 @@ class _Builder:
     def import_call(self, ordinal, args, results, segments, resume):
         imp = self.module.imports[ordinal]
         binding = self.interp.imports[ordinal] if ordinal < len(self.interp.imports) else None
+        name = imp.full_name
+        if binding is None:
+            def op(i, r):
+                raise VmTrap(f"import {name} is not resolved", status="NOT_FOUND")
+            return op
         arg_frag, res_frag = split_cconv(imp.cconv or "0v_v")
-        items = _cconv_items(arg_frag)
-        # Plan: per top-level item either (char, reg, move) or ("C", body, [(char, reg, move)...]).
-        plan = []
-        regs = list(args)
-        pos = 0
-        for k, item in enumerate(items):
+        # Shape: per top-level item (char, move) or ("C", ((char, move), ...) per tuple), with
+        # the operand registers in read order beside it.
+        shape, regs = [], []
+        operands = iter(args)
+        for k, item in enumerate(_cconv_items(arg_frag)):
             if item.startswith("C"):
-                body = item[1:]
                 count = segments[k] if segments is not None else 0
                 tuples = []
                 for _ in range(count):
                     tup = []
-                    for ch in body:
-                        reg = regs[pos]
-                        pos += 1
-                        tup.append((ch, reg.index, reg.move))
+                    for ch in item[1:]:
+                        reg = next(operands)
+                        tup.append((ch, reg.move))
+                        regs.extend(_registers(ch, reg))
                     tuples.append(tuple(tup))
-                plan.append(("C", tuple(tuples)))
+                shape.append(("C", tuple(tuples)))
             else:
-                reg = regs[pos]
-                pos += 1
-                plan.append((item, (reg.index, reg.move)))
-        plan = tuple(plan)
-        res_items = tuple((ch, reg.index) for ch, reg in zip(res_frag, results))
-        name = imp.full_name
+                reg = next(operands)
+                shape.append((item, reg.move))
+                regs.extend(_registers(item, reg))
+        res_chars = res_frag if res_frag != "v" else ""
+        for ch, reg in zip(res_chars, results):
+            regs.extend(_registers(ch, reg))
+        factory = _import_op_factory(tuple(shape), res_chars)
+        return factory(binding.fn, resume, name, *regs)
 
-        def read(i, r, ch, n, mv):
-            if ch == "r":
-                v = r[n]
-                if mv:
-                    r[n] = None
-                return v
-            if ch == "i":
-                return s32(i[n])
-            if ch == "I":
-                return s64(i[n] | i[n + 1] << 32)
-            if ch == "f":
-                return f32_value(i[n])
-            return f64_value(i[n] | i[n + 1] << 32)
 
-        def op(i, r):
-            if binding is None:
-                raise VmTrap(f"import {name} is not resolved", status="NOT_FOUND")
-            vals = []
-            for ch, spec in plan:
-                if ch == "C":
-                    vals.append([tuple(read(i, r, c, n, mv) for c, n, mv in tup) for tup in spec])
-                else:
-                    vals.append(read(i, r, ch, spec[0], spec[1]))
-            out = binding.fn(*vals)
-            if out is None:
-                out = ()
-            elif not isinstance(out, (tuple, list)):
-                out = (out,)
-            if len(out) != len(res_items):
-                raise VmTrap(f"import {name} returned {len(out)} values, expected "
-                             f"{len(res_items)}", status="INTERNAL")
-            for (ch, n), v in zip(res_items, out):
-                if ch == "r":
-                    r[n] = v
-                elif ch in "IF":
-                    raw = host_to_raw(ch, v)
-                    i[n], i[n + 1] = raw & M32, raw >> 32
-                else:
-                    i[n] = host_to_raw(ch, v)
-            return resume
-        return op
+# -- import calls ---------------------------------------------------------------------------------
+#
+# An import call is the hot path of compiled models (every hal.* call is one), so each call site's
+# operand marshalling is generated as straight-line Python (no per-operand loop, branch or helper
+# call). The code depends only on the call's shape (cconv, move bits, span sizes), not on its
+# registers, which the factory takes as closure values: call sites of one shape share one compiled
+# factory, so the compile cost is paid per shape and process, not per site.
+
+_import_factories: dict[tuple, Callable] = {}
+
+# Raw register(s) -> host value (raw_to_host), as expressions over register names {n} / {hi}.
+_IMPORT_READ = {
+    "i": "(i[{n}] ^ 0x80000000) - 0x80000000",
+    "I": "((i[{n}] | i[{hi}] << 32) ^ 0x8000000000000000) - 0x8000000000000000",
+    "f": "f32_value(i[{n}])",
+    "F": "f64_value(i[{n}] | i[{hi}] << 32)",
+}
+# Host result `v` -> raw register(s) (host_to_raw).
+_IMPORT_WRITE = {
+    "i": ["i[{n}] = int({v}) & 0xFFFFFFFF"],
+    "f": ["i[{n}] = f32_bits(float({v}))"],
+    "I": ["raw = int({v}) & 0xFFFFFFFFFFFFFFFF", "i[{n}] = raw & 0xFFFFFFFF",
+          "i[{hi}] = raw >> 32"],
+    "F": ["raw = f64_bits(float({v}))", "i[{n}] = raw & 0xFFFFFFFF", "i[{hi}] = raw >> 32"],
+    "r": ["r[{n}] = {v}"],
+}
+
+
+def _registers(ch: str, reg) -> tuple[int, ...]:
+    """The register(s) an operand of cconv char `ch` names: an i64/f64 pair for I and F."""
+    return (reg.index, reg.index + 1) if ch in "IF" else (reg.index,)
+
+
+def _import_results(out, count: int, name: str) -> tuple:
+    """An import's return value as `count` results: None is none, a bare value is one."""
+    if out is None:
+        out = ()
+    elif not isinstance(out, (tuple, list)):
+        out = (out,)
+    if len(out) != count:
+        raise VmTrap(f"import {name} returned {len(out)} values, expected {count}",
+                     status="INTERNAL")
+    return out
+
+
+def _import_op_factory(shape: tuple, res_chars: str) -> Callable:
+    """`factory(fn, resume, name, *registers) -> op` for import calls of this shape."""
+    key = (shape, res_chars)
+    factory = _import_factories.get(key)
+    if factory is not None:
+        return factory
+    params, body = [], []
+
+    def register(ch: str) -> dict:
+        """Names for the next operand's register(s): {n}, and {hi} for an I/F pair."""
+        n = f"n{len(params)}"
+        params.append(n)
+        if ch not in "IF":
+            return {"n": n}
+        params.append(n + "h")
+        return {"n": n, "hi": n + "h"}
+
+    def read(ch: str, move: bool) -> str:
+        names = register(ch)
+        if ch != "r":
+            return _IMPORT_READ[ch].format(**names)
+        # Refs are read into locals in operand order, so a moved register reads as null to any
+        # later operand that names it, as the operands are read one at a time.
+        temp = f"a{len(body)}"
+        body.append(f"{temp} = r[{names['n']}]")
+        if move:
+            body.append(f"r[{names['n']}] = None")
+        return temp
+
+    call_args = []
+    for ch, spec in shape:
+        if ch == "C":
+            tuples = ["(" + "".join(read(c, mv) + ", " for c, mv in tup) + ")" for tup in spec]
+            call_args.append("[" + ", ".join(tuples) + "]")
+        else:
+            call_args.append(read(ch, spec))
+    body.append(f"out = fn({', '.join(call_args)})")
+    count = len(res_chars)
+    if count:
+        body.append(f"if out.__class__ is not tuple or len(out) != {count}:")
+        body.append(f"    out = _import_results(out, {count}, name)")
+        for k, ch in enumerate(res_chars):
+            names = register(ch)
+            body.extend(line.format(v=f"out[{k}]", **names) for line in _IMPORT_WRITE[ch])
+    else:
+        body.append("if out is not None:")
+        body.append("    _import_results(out, 0, name)")
+    body.append("return resume")
+    source = (f"def factory(fn, resume, name, {', '.join(params)}):\n"
+              "    def op(i, r):\n" + "".join(f"        {line}\n" for line in body) +
+              "    return op\n")
+    namespace = {"f32_value": f32_value, "f64_value": f64_value, "f32_bits": f32_bits,
+                 "f64_bits": f64_bits, "_import_results": _import_results}
+    exec(compile(source, "<vm import call>", "exec"), namespace)
+    factory = _import_factories[key] = namespace["factory"]
+    return factory

@@ -15,11 +15,14 @@ other pair yields 0. Source: runtime/src/iree/vm/{list.c,buffer.c,ref.c} (3.13.0
 
 from __future__ import annotations
 
+import functools
 import struct
+from collections.abc import Callable
 
 from amdgpu_cli.errors import AmdgpuCliError
 
-__all__ = ["VmBuffer", "VmList", "VmTrap", "ref_type_name", "type_matches", "STATUS_NAMES"]
+__all__ = ["VmBuffer", "VmList", "VmTrap", "ref_type_name", "type_matcher", "type_matches",
+           "STATUS_NAMES"]
 
 STATUS_NAMES = (
     "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
@@ -70,13 +73,27 @@ def ref_type_name(value) -> str | None:
 
 def type_matches(value, type_name: str) -> bool:
     """Whether ref `value` may be stored as module type `type_name` (null always may)."""
-    if value is None:
-        return True
+    return type_matcher(type_name)(value)
+
+
+def _any_ref(value) -> bool:
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def type_matcher(type_name: str) -> Callable[[object], bool]:
+    """`type_matches(·, type_name)` with the name parsed once: what ops checking one static type
+    on every execution (global loads and stores) keep."""
     base = _base_type(type_name)
     if base in ("vm.ref", "?", ""):
-        return True
-    actual = ref_type_name(value)
-    return actual is None or actual == base
+        return _any_ref
+
+    def matches(value) -> bool:
+        if value is None:
+            return True
+        actual = getattr(value, "vm_type", None)
+        return actual is None or actual == base
+    return matches
 
 
 # -- buffers --------------------------------------------------------------------------------------

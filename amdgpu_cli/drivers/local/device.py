@@ -11,9 +11,12 @@ Dispatch (IREE `hal/local/inline_command_buffer.c`): each binding ref is resolve
 binding-table slot; length -1 = rest) and mapped with access ANY; the kernel gets the byte view at
 buffer base + offset and its resolved length. Constants must be 4-byte aligned and exactly the
 export's declared count; the binding count must match too. Indirect dispatches read 3 x u32 from
-the workgroup-count ref at execution time. `local-sync` runs every workgroup on the calling thread
-(max_concurrency 1); `local-task` spreads them over the process's worker pool. A kernel failure
-is raised as HalError INTERNAL, which `HostQueueDevice` turns into a failed signal fence.
+the workgroup-count ref at execution time. The checks and native constants that depend only on
+(export, constants, flags) are made once per executable (`prepare_dispatch`): replaying a
+recorded command buffer redoes only the grid and the bindings. `local-sync` runs every workgroup
+on the calling thread (max_concurrency 1); `local-task` spreads them over the process's worker
+pool. A kernel failure is raised as HalError INTERNAL, which `HostQueueDevice` turns into a failed
+signal fence.
 
 Query answers (IREE `drivers/local_sync/sync_device.c`, `local_task/task_device.c`):
 `hal.device.id` glob against the identifier; `hal.executable.format` 1 for formats the cache
@@ -37,7 +40,8 @@ from amdgpu_cli.hal.device import HostQueueDevice
 from amdgpu_cli.hal.enums import DispatchFlags, HalError, MemoryAccess
 from amdgpu_cli.hal.executable import Executable, ExecutableCache, ExportInfo
 
-from .executable import BINDING_ALIGNMENT, LocalExecutable, WorkerPool, default_pool
+from .executable import (BINDING_ALIGNMENT, LocalExecutable, PreparedDispatch, WorkerPool,
+                         default_pool)
 
 # IREE_ARCH spellings of the machines the embedded-ELF loader can run on (elf_loader: x86_64 only).
 _ARCH_NAMES = {"x86_64": "x86_64", "amd64": "x86_64"}
@@ -62,6 +66,9 @@ _CUSTOM_DIRECT_ARGUMENTS = int(DispatchFlags.CUSTOM_DIRECT_ARGUMENTS)
 _ACCESS_ANY = int(MemoryAccess.ANY)
 _ACCESS_WRITE = int(MemoryAccess.WRITE)
 _LITTLE_ENDIAN = sys.byteorder == "little" and struct.calcsize("I") == 4
+# Prepared dispatches kept per executable; past this many distinct constant sets (constants that
+# change on every call) the cache is dropped and refilled.
+_PREPARED_DISPATCH_LIMIT = 256
 
 
 def cpu_data() -> tuple[int, ...]:
@@ -171,6 +178,7 @@ class LocalHalExecutable(Executable):
         self._exports = tuple(
             ExportInfo(e.name, tuple(max(v, 1) for v in e.workgroup_size), e.constant_count,
                        e.binding_count) for e in library.exports)
+        self._prepared: dict[tuple[int, bytes, int], PreparedDispatch] = {}
 
     @property
     def name(self) -> str:
@@ -179,6 +187,36 @@ class LocalHalExecutable(Executable):
     @property
     def exports(self) -> tuple[ExportInfo, ...]:
         return self._exports
+
+    def prepare_dispatch(self, ordinal: int, constants: bytes, flags: int) -> PreparedDispatch:
+        """The checked native form of dispatching export `ordinal` with `constants` (bytes, as
+        recorded): IREE's inline command buffer checks, made once per distinct (ordinal,
+        constants, flags) rather than on every execution of a recorded command buffer."""
+        key = (ordinal, constants, int(flags))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            if int(flags) & _CUSTOM_DIRECT_ARGUMENTS:
+                raise HalError("direct/indirect arguments are not supported on the inline CPU "
+                               "command buffer", status="UNIMPLEMENTED")
+            exports = self._exports
+            if not 0 <= ordinal < len(exports):
+                raise HalError(f"function id {ordinal} out of range (count: {len(exports)})",
+                               status="OUT_OF_RANGE")
+            export = exports[ordinal]
+            if len(constants) % 4:
+                raise HalError("constants must be 4-byte aligned", status="FAILED_PRECONDITION")
+            values = _u32_list(constants, "constant data")
+            if len(values) != export.constant_count:
+                raise HalError(f"constant count mismatch, expected {export.constant_count} but "
+                               f"was provided {len(values)}", status="INVALID_ARGUMENT")
+            try:
+                prepared = self.library.prepare(ordinal, values)
+            except AmdgpuCliError as error:
+                raise _hal_error(error) from error
+            if len(self._prepared) >= _PREPARED_DISPATCH_LIMIT:
+                self._prepared.clear()  # constants that change on every call: nothing to reuse
+            self._prepared[key] = prepared
+        return prepared
 
     def close(self) -> None:
         if not self._closed:
@@ -277,15 +315,8 @@ class LocalDevice(HostQueueDevice):
         if not isinstance(executable, LocalHalExecutable):
             raise HalError(f"executable {executable!r} was not loaded by a local device",
                            status="INVALID_ARGUMENT")
-        if int(command.flags) & _CUSTOM_DIRECT_ARGUMENTS:
-            raise HalError("direct/indirect arguments are not supported on the inline CPU "
-                           "command buffer", status="UNIMPLEMENTED")
-        exports = executable.exports
-        ordinal = command.entry_point
-        if not 0 <= ordinal < len(exports):
-            raise HalError(f"function id {ordinal} out of range (count: {len(exports)})",
-                           status="OUT_OF_RANGE")
-        export = exports[ordinal]
+        prepared = executable.prepare_dispatch(command.entry_point, command.constants,
+                                               command.flags)
 
         if command.workgroup_count_ref is not None:
             buffer, offset, length = resolve_ref(command.workgroup_count_ref, binding_table)
@@ -298,14 +329,8 @@ class LocalDevice(HostQueueDevice):
         else:
             workgroup_count = command.workgroup_count
 
-        if len(command.constants) % 4:
-            raise HalError("constants must be 4-byte aligned", status="FAILED_PRECONDITION")
-        constants = _u32_list(command.constants, "constant data")
-        if len(constants) != export.constant_count:
-            raise HalError(f"constant count mismatch, expected {export.constant_count} but was "
-                           f"provided {len(constants)}", status="INVALID_ARGUMENT")
-        if len(command.bindings) != export.binding_count:
-            raise HalError(f"binding count mismatch, expected {export.binding_count} but was "
+        if len(command.bindings) != prepared.binding_count:
+            raise HalError(f"binding count mismatch, expected {prepared.binding_count} but was "
                            f"provided {len(command.bindings)}", status="INVALID_ARGUMENT")
 
         resolved = []
@@ -320,8 +345,7 @@ class LocalDevice(HostQueueDevice):
             return  # an empty grid runs nothing (IREE's workgroup loops do not iterate)
         addresses, lengths, keep_alive, write_back = _binding_addresses(resolved)
         try:
-            executable.library._dispatch_addresses(ordinal, workgroup_count, constants, addresses,
-                                                   lengths, serial=self.serial)
+            prepared.run(workgroup_count, addresses, lengths, serial=self.serial)
         except HalError:
             raise
         except AmdgpuCliError as error:

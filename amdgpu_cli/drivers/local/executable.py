@@ -211,54 +211,38 @@ class LocalExecutable:
                 buffers.append(buffer)
                 pointers[i] = buffer
             lengths[i] = array.nbytes
-        result = self._launch(self._plans[export_ordinal], size, count, constant_values, len(bindings),
-                              pointers, lengths, serial)
+        result = self._launch(self._plans[export_ordinal], size, count,
+                              ffi.new("uint32_t[]", constant_values or [0]), len(constant_values),
+                              len(bindings), pointers, lengths, serial)
         del buffers  # kept alive until the native call returned
         return result
 
-    def _dispatch_addresses(self, export_ordinal: int, workgroup_count: Sequence[int],
-                            constants: list[int], addresses: list[int], lengths: list[int], *,
-                            serial: bool = False) -> int:
-        """`dispatch` for callers that already hold checked bindings: `constants` are u32 ints,
-        `addresses` / `lengths` the bindings' 64-byte-aligned base addresses (0 when empty) and
-        byte sizes, in the export's counts. The caller keeps the memory alive meanwhile."""
-        if self._library.closed:
-            raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
+    def prepare(self, export_ordinal: int, constants: list[int]) -> PreparedDispatch:
+        """Export `export_ordinal` with its u32 push `constants`, checked once: the form
+        `LocalDevice` keeps for a recorded dispatch that runs many times (see PreparedDispatch)."""
         plans = self._plans
         if not 0 <= export_ordinal < len(plans):
             raise AmdgpuCliError(f"export ordinal {export_ordinal} out of range (count: {len(plans)})",
                                  status="OUT_OF_RANGE")
         plan = plans[export_ordinal]
-        if len(workgroup_count) != 3:
-            raise AmdgpuCliError(f"workgroup count needs 3 values, got {len(workgroup_count)}")
-        x, y, z = [int(v) for v in workgroup_count]
-        if not (0 <= x < 1 << 32 and 0 <= y < 1 << 32 and 0 <= z < 1 << 16):
-            raise AmdgpuCliError(f"workgroup count {(x, y, z)} out of range (x, y < 2^32, z < 2^16)",
-                                 status="OUT_OF_RANGE")
         if len(constants) != plan.constant_count:
             raise AmdgpuCliError(f"{plan.name} takes {plan.constant_count} constants, got {len(constants)}")
-        if len(addresses) != plan.binding_count:
-            raise AmdgpuCliError(f"{plan.name} takes {plan.binding_count} bindings, got {len(addresses)}")
-        size = plan.size
-        if size is None:
+        if plan.size is None:
             size = tuple(max(v, 1) for v in plan.export.workgroup_size)
             raise AmdgpuCliError(f"workgroup size {size} out of range")
-        pointer_array = ffi.new("uintptr_t[]", addresses or [0])
-        return self._launch(plan, size, (x, y, z), constants, len(addresses),
-                            ffi.cast("void**", pointer_array), ffi.new("size_t[]", lengths or [0]),
-                            serial, pointer_array)
+        return PreparedDispatch(self, plan, constants)
 
-    def _launch(self, plan: _ExportPlan, size, count, constants: list[int], binding_count: int,
-                pointers, lengths, serial: bool, *keep_alive) -> int:
+    def _launch(self, plan: _ExportPlan, size, count, constants, constant_count: int,
+                binding_count: int, pointers, lengths, serial: bool, *keep_alive) -> int:
+        """Run `plan` over the grid; `constants` is a uint32_t[] of `constant_count` values."""
         pool = None if serial or plan.sequential else (self._pool or default_pool())
         state = ffi.new("iree_hal_executable_dispatch_state_v0_t*")
         state.workgroup_size_x, state.workgroup_size_y, state.workgroup_size_z = size
-        state.constant_count = len(constants)
+        state.constant_count = constant_count
         state.workgroup_count_x, state.workgroup_count_y, state.workgroup_count_z = count
         state.max_concurrency = pool.worker_count if pool is not None else 1
         state.binding_count = binding_count
-        constant_array = ffi.new("uint32_t[]", constants or [0])
-        state.constants = constant_array
+        state.constants = constants
         state.binding_ptrs = pointers
         state.binding_lengths = lengths
         result = ffi.new("lx_dispatch_result_t*")
@@ -283,3 +267,45 @@ class LocalExecutable:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class PreparedDispatch:
+    """An export and its push constants, checked and converted to native form once.
+
+    A command buffer recorded once is typically replayed on every call of a compiled function, and
+    only the grid (for indirect dispatches) and the bindings' addresses change between replays, so
+    `LocalDevice` keeps one of these per recorded (executable, export, constants) and `run` does
+    the per-execution part only. Nothing in it is mutated by `run`: replays may run concurrently.
+    """
+
+    __slots__ = ("_executable", "_plan", "_constants", "_constant_count")
+
+    def __init__(self, executable: LocalExecutable, plan: _ExportPlan, constants: list[int]):
+        self._executable = executable
+        self._plan = plan
+        self._constants = ffi.new("uint32_t[]", constants or [0])
+        self._constant_count = len(constants)
+
+    @property
+    def binding_count(self) -> int:
+        return self._plan.binding_count
+
+    def run(self, workgroup_count: Sequence[int], addresses: list[int], lengths: list[int], *,
+            serial: bool = False) -> int:
+        """Run over `workgroup_count` (x, y, z); `addresses` / `lengths` are the bindings'
+        64-byte-aligned base addresses (0 when empty) and byte sizes, as many as the export
+        declares. The caller keeps the memory alive meanwhile. Returns the workgroups run."""
+        executable = self._executable
+        if executable._library.closed:
+            raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
+        plan = self._plan
+        x, y, z = workgroup_count
+        if not (0 <= x < 1 << 32 and 0 <= y < 1 << 32 and 0 <= z < 1 << 16):
+            raise AmdgpuCliError(f"workgroup count {(x, y, z)} out of range (x, y < 2^32, z < 2^16)",
+                                 status="OUT_OF_RANGE")
+        if len(addresses) != plan.binding_count:
+            raise AmdgpuCliError(f"{plan.name} takes {plan.binding_count} bindings, got {len(addresses)}")
+        pointer_array = ffi.new("uintptr_t[]", addresses or [0])
+        return executable._launch(plan, plan.size, (x, y, z), self._constants, self._constant_count,
+                                  len(addresses), ffi.cast("void**", pointer_array),
+                                  ffi.new("size_t[]", lengths or [0]), serial, pointer_array)
