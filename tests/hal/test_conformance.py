@@ -20,7 +20,6 @@ tests/test_amdgpu_corpus.py), and that comparison is skipped on amdgpu with that
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -45,6 +44,7 @@ from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.registry import default_registry
 from amdgpu_cli.tooling.run import Session
 from amdgpu_cli.tooling.values import Tensor
+from tests.drivers.amdgpu.softhsa_agents import private_softhsa
 
 GIB = 1 << 30
 TIMEOUT = 10.0  # seconds; generous, only a hang reaches it
@@ -70,16 +70,10 @@ def amdgpu_registry(softhsa_lib, tmp_path_factory):
     """A registry whose `amdgpu` driver loads a private copy of softhsa (its own dlopen, so its
     hsa_init reference and configuration are not shared with other test modules)."""
     private = tmp_path_factory.mktemp("softhsa_conformance")
-    shutil.copy(softhsa_lib / "libhsa-runtime64.so", private)
-    config = private / "config.json"
-    config.write_text(json.dumps(SOFTHSA_CONFIG))
     registry = default_registry().with_options(
         {"amdgpu": {"libhsa_search_paths": [str(private)]}})
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOFTHSA_CONFIG", str(config))  # read by hsa_init, when the driver is made
-        patch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
-        patch.delenv("IREE_HAL_AMDGPU_LIBHSA_PATH", raising=False)
-        driver = registry.driver("amdgpu")
+    with private_softhsa(softhsa_lib, private, SOFTHSA_CONFIG):
+        driver = registry.driver("amdgpu")  # hsa_init reads SOFTHSA_CONFIG now
     yield registry
     driver.close()
 

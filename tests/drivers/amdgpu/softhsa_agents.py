@@ -5,7 +5,9 @@ these."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 from pathlib import Path
 
 GIB = 1 << 30
@@ -41,15 +43,13 @@ def write_config(directory: Path) -> Path:
 
 
 
-def private_driver(softhsa_lib: Path, directory: Path, config: dict | None = None):
-    """Yields an amdgpu Driver over a private copy of softhsa configured with `config` (default
-    CONFIG), then closes it. A distinct file is a distinct dlopen, so no other test module's
-    hsa_init reference (and configuration) is shared with this one."""
-    import shutil
-
+@contextlib.contextmanager
+def private_softhsa(softhsa_lib: Path, directory: Path, config: dict | None = None):
+    """Copies softhsa into `directory` with `config` (default CONFIG) and yields the directory
+    while SOFTHSA_CONFIG names that config (hsa_init reads it: create the driver inside). A
+    distinct file is a distinct dlopen, so no other test module's hsa_init reference (and
+    configuration) is shared with this one."""
     import pytest
-
-    from amdgpu_cli.drivers.amdgpu import Driver
 
     shutil.copy(softhsa_lib / "libhsa-runtime64.so", directory)
     config_path = directory / "softhsa.json"
@@ -58,6 +58,14 @@ def private_driver(softhsa_lib: Path, directory: Path, config: dict | None = Non
         patch.setenv("SOFTHSA_CONFIG", str(config_path))
         patch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
         patch.delenv("IREE_HAL_AMDGPU_LIBHSA_PATH", raising=False)
+        yield directory
+
+
+def private_driver(softhsa_lib: Path, directory: Path, config: dict | None = None):
+    """Yields an amdgpu Driver over `private_softhsa(...)`, then closes it."""
+    from amdgpu_cli.drivers.amdgpu import Driver
+
+    with private_softhsa(softhsa_lib, directory, config):
         driver = Driver(libhsa_search_paths=[str(directory)])
         try:
             yield driver

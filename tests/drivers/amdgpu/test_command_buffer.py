@@ -10,13 +10,11 @@ command buffer compute for real (device-library kernels run by softhsa)."""
 from __future__ import annotations
 
 import json
-import shutil
 import struct
 
 import numpy as np
 import pytest
 
-from amdgpu_cli.drivers.amdgpu import Driver
 from amdgpu_cli.formats.amdgpu_executable import parse_amdgpu_executable
 from amdgpu_cli.hal.command_buffer import Binding, BufferRef
 from amdgpu_cli.hal.enums import (
@@ -29,7 +27,7 @@ from amdgpu_cli.hal.enums import (
 )
 from amdgpu_cli.hal.fence import Fence
 
-from .softhsa_agents import CONFIG
+from .softhsa_agents import CONFIG, private_driver
 from .test_executable import compile_amd1, llvm_kernels
 
 MODEL = """
@@ -49,18 +47,11 @@ _INTS = {1: "<B", 2: "<H", 4: "<I", 8: "<Q"}
 def setup(softhsa_lib, tmp_path_factory):
     """(driver, dispatch-log path, AMD1 blob, llvm metadata of its kernels)."""
     private = tmp_path_factory.mktemp("softhsa_command_buffer")
-    shutil.copy(softhsa_lib / "libhsa-runtime64.so", private)
     log = private / "dispatches.jsonl"
-    config = private / "config.json"
-    config.write_text(json.dumps({**CONFIG, "log": str(log)}))
     blob = compile_amd1(private, "gfx942", MODEL)
     metadata = llvm_kernels(parse_amdgpu_executable(blob).code_object, private)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOFTHSA_CONFIG", str(config))
-        patch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
-        driver = Driver(libhsa_search_paths=[str(private)])
+    for driver in private_driver(softhsa_lib, private, {**CONFIG, "log": str(log)}):
         yield driver, log, blob, metadata
-        driver.close()
 
 
 @pytest.fixture

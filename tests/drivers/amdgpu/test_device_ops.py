@@ -7,9 +7,7 @@ numpy computes. Memory placement is checked against HSA's own view (`hsa_amd_poi
 
 from __future__ import annotations
 
-import json
 import random
-import shutil
 
 import numpy as np
 import pytest
@@ -18,7 +16,7 @@ from amdgpu_cli.drivers.amdgpu import Driver, blit
 from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryAccess, MemoryType
 from amdgpu_cli.hal.fence import Fence
 
-from .softhsa_agents import CONFIG, GIB, private_driver
+from .softhsa_agents import CONFIG, GIB, private_driver, private_softhsa
 
 SIZE = 4096
 HOST_VISIBLE = MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE
@@ -292,12 +290,8 @@ def test_close_releases_everything(driver):
 
 def test_queue_error_fails_the_fences_and_the_next_device_runs(softhsa_lib, tmp_path):
     """softhsa reports a queue error in place of each queue's third packet (as a GPU exception)."""
-    shutil.copy(softhsa_lib / "libhsa-runtime64.so", tmp_path)
-    config = tmp_path / "faults.json"
-    config.write_text(json.dumps({**CONFIG, "faults": {"queue_error_after_packets": 2}}))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOFTHSA_CONFIG", str(config))
-        patch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
+    with private_softhsa(softhsa_lib, tmp_path,
+                         {**CONFIG, "faults": {"queue_error_after_packets": 2}}):
         driver = Driver(libhsa_search_paths=[str(tmp_path)])
     try:
         for attempt in range(2):  # the second device proves the process can go on

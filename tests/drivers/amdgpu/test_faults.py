@@ -16,7 +16,6 @@ RESOURCE_EXHAUSTED) and IREE's semaphore rules (a timed-out wait is DEADLINE_EXC
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import struct
@@ -35,6 +34,8 @@ from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.registry import default_registry
 from amdgpu_cli.tooling.run import Session
 from amdgpu_cli.tooling.values import Tensor
+
+from .softhsa_agents import private_softhsa
 
 MODULE_MLIR = """
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -172,15 +173,9 @@ def test_cli_injected_queue_error(softhsa_lib, softhsa_env, modules, after):
 def registry(softhsa_lib, tmp_path_factory):
     """A registry whose amdgpu driver runs on a private softhsa with IN_PROCESS_CONFIG."""
     private = tmp_path_factory.mktemp("softhsa_faults")
-    shutil.copy(softhsa_lib / "libhsa-runtime64.so", private)
-    config = private / "config.json"
-    config.write_text(json.dumps(IN_PROCESS_CONFIG))
     registry = default_registry().with_options(
         {"amdgpu": {"libhsa_search_paths": [str(private)]}})
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOFTHSA_CONFIG", str(config))
-        patch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
-        patch.delenv("IREE_HAL_AMDGPU_LIBHSA_PATH", raising=False)
+    with private_softhsa(softhsa_lib, private, IN_PROCESS_CONFIG):
         driver = registry.driver("amdgpu")
     yield registry
     driver.close()
