@@ -2,8 +2,8 @@
 
 Usage:
   python bench/run_speed.py [--work=DIR] [--runs=N] [--rounds=N] [--min-time=SECONDS]
-                            [--models=a,b,c] [--skip-matmul] [--skip-cold] [--host-arrays]
-                            [--profile[=N]]
+                            [--models=a,b,c] [--skip-matmul] [--skip-cold] [--skip-per-call]
+                            [--host-arrays] [--profile[=N]]
 
 Modules are compiled once and cached in DIR (default build/bench): the small models from
 examples/models (default mlp, conv, attention) for llvm-cpu as examples/compile.py builds them
@@ -30,9 +30,13 @@ Cold start: `amdgpu-run --device=local-task --module=... --function=... --input=
   pyenv/conda shims in front), Python bytecode is cached under WORK/pycache as in any install,
   and the two tools' stdout is compared first (`identical` / `DIFFERENT`) so the timings are of
   the same work.
+  A last reference row, `floor`, times this interpreter doing only `import click, numpy` and
+  exiting as amdgpu-run starts and exits (OPENBLAS_NUM_THREADS defaulted to 1, os._exit without
+  interpreter teardown), against iree-run-module on the first model: the part of every cold ratio
+  that no change to amdgpu_cli can remove.
 
 The ratio is ours / IREE (below 1.0 means we are faster). Goals: small models <= 1.0x local-task,
-matmul <= 1.02x local-task, cold start <= 2x. With --profile, each small model's call loop on
+matmul <= 1.02x local-task, cold start <= 2x (the local-sync rows carry no goal: reference only). With --profile, each small model's call loop on
 local-task is then run under cProfile and its top N functions (by cumulative time, then by own
 time) are printed.
 """
@@ -62,6 +66,10 @@ from examples.compile import (  # noqa: E402
 SMALL_MODELS = ("mlp", "conv", "attention")
 DEVICES = ("local-task", "local-sync")
 GOALS = {"small": 1.0, "matmul": 1.02, "cold": 2.0}
+# What every amdgpu-run pays before its own code: the interpreter, click and numpy (OpenBLAS held
+# to one thread, as the console scripts do), then its exit (cli/main.py).
+FLOOR_SCRIPT = ("import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); "
+                "import click, numpy; os._exit(0)")
 
 MATMUL_N = 1024
 MATMUL_MLIR = f"""\
@@ -271,12 +279,15 @@ def _fmt_time(s: float | None) -> str:
     return f"{s * 1e6:.1f} us"
 
 
-def _row(label: str, ours: float | None, theirs: float | None, goal: float, note: str = "") -> None:
+def _row(label: str, ours: float | None, theirs: float | None, goal: float | None,
+         note: str = "") -> None:
+    """One table row; `goal` None: a reference row, with no verdict."""
     if ours is None or theirs is None:
         ratio, verdict = "-", ""
     else:
         r = ours / theirs
-        ratio, verdict = f"{r:.2f}", ("ok" if r <= goal else f"goal <= {goal:g}")
+        ratio = f"{r:.2f}"
+        verdict = "" if goal is None else "ok" if r <= goal else f"goal <= {goal:g}"
     print(f"{label:40s} {_fmt_time(ours):>10s} {_fmt_time(theirs):>10s} {ratio:>7s}  "
           f"{verdict:14s} {note}".rstrip(), flush=True)
 
@@ -299,6 +310,8 @@ def main(argv=None) -> int:
                         help="small models from examples/models (default mlp,conv,attention)")
     parser.add_argument("--skip-matmul", action="store_true", help="leave out the matmul row")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the cold-start rows")
+    parser.add_argument("--skip-per-call", action="store_true",
+                        help="leave out the per-call rows (the matmul row included)")
     parser.add_argument("--host-arrays", action="store_true",
                         help="per-call rows pass numpy arrays in and out of every call")
     parser.add_argument("--profile", nargs="?", type=int, const=25, default=0, metavar="N",
@@ -309,7 +322,7 @@ def main(argv=None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         models = [m for m in args.models.split(",") if m]
         small = [small_workload(work, m) for m in models]
-        matmul = None if args.skip_matmul else matmul_workload(work)
+        matmul = None if args.skip_matmul or args.skip_per_call else matmul_workload(work)
         ours_run, iree_run = console_script("amdgpu-run"), console_script("iree-run-module")
         console_script("iree-benchmark-module")
     except BenchError as e:
@@ -326,7 +339,7 @@ def main(argv=None) -> int:
     print(header)
     print("-" * (len(header) + 10))
 
-    def per_call_row(w: Workload, device: str, goal: float) -> None:
+    def per_call_row(w: Workload, device: str, goal: float | None) -> None:
         label = f"{w.name} per call ({device})"
         theirs = mine = float("inf")
         try:
@@ -339,11 +352,12 @@ def main(argv=None) -> int:
             return
         _row(label, mine, theirs, goal)
 
-    for w in small:
-        for device in DEVICES:
-            per_call_row(w, device, GOALS["small"])
-    if matmul is not None:
-        per_call_row(matmul, "local-task", GOALS["matmul"])
+    if not args.skip_per_call:
+        for w in small:
+            for device in DEVICES:  # the goal is against local-task; local-sync is for reference
+                per_call_row(w, device, GOALS["small"] if device == "local-task" else None)
+        if matmul is not None:
+            per_call_row(matmul, "local-task", GOALS["matmul"])
     if not args.skip_cold:
         env = child_env(work)
         for w in small:
@@ -354,6 +368,12 @@ def main(argv=None) -> int:
                                                      else "output DIFFERENT")
             mine, theirs = best_of_pair([ours_run, *common], [iree_run, *common], args.runs, env)
             _row(label, mine, theirs, GOALS["cold"], check)
+        if small:
+            common = ["--device=local-task", f"--module={small[0].vmfb}", *small[0].args]
+            floor, theirs = best_of_pair([sys.executable, "-c", FLOOR_SCRIPT],
+                                         [iree_run, *common], args.runs, env)
+            _row(f"floor: import click, numpy (vs {small[0].name})", floor, theirs, None,
+                 "the interpreter, click and numpy alone")
 
     if args.profile:
         print()

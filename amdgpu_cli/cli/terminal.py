@@ -12,8 +12,6 @@ import os
 import sys
 from typing import Iterator, TextIO
 
-from amdgpu_cli.atomic import atomic_file
-
 _stdout = None
 _stderr = None
 
@@ -96,6 +94,8 @@ def atomic_output(path: str | None, *, binary: bool = False) -> Iterator[TextIO]
         yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
+    from amdgpu_cli.atomic import atomic_file  # (tempfile, shutil, random): only when writing files
+
     with atomic_file(path, "wb" if binary else "w",
                      **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as f:
         yield f

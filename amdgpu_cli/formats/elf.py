@@ -4,7 +4,8 @@ Owns only parsing: it never maps, patches or runs anything. Every offset, size a
 the file is checked against the file's bounds (and, for addresses, against the PT_LOAD segments)
 before it is used, so arbitrary bytes raise `ElfFormatError` (one line) and never an IndexError or
 struct.error. Used by the CPU driver's embedded-ELF loader (`drivers/local/elf_loader.py`), which
-then only has to trust what `parse_elf` returns.
+then only has to trust what `parse_elf` returns. Headers, symbols and relocations are NamedTuples
+(cheap to define: every run of a CPU module imports this).
 
 Scope: what IREE's llvm-cpu `embedded-elf-*` shared objects and ordinary ET_DYN objects need —
 DT_RELA / DT_JMPREL (RELA only), DT_HASH or DT_GNU_HASH or `.dynsym` section for the symbol count,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from amdgpu_cli.errors import AmdgpuCliError
 
@@ -65,8 +67,7 @@ class ElfFormatError(AmdgpuCliError):
     status = "INVALID_ARGUMENT"
 
 
-@dataclass(frozen=True)
-class ElfHeader:
+class ElfHeader(NamedTuple):
     type: int
     machine: int
     entry: int
@@ -78,8 +79,7 @@ class ElfHeader:
     shentsize: int
 
 
-@dataclass(frozen=True)
-class ProgramHeader:
+class ProgramHeader(NamedTuple):
     type: int
     flags: int
     offset: int
@@ -89,8 +89,7 @@ class ProgramHeader:
     align: int
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(NamedTuple):
     name: str
     value: int
     size: int
@@ -102,8 +101,7 @@ class Symbol:
         return self.shndx != 0
 
 
-@dataclass(frozen=True)
-class Relocation:
+class Relocation(NamedTuple):
     offset: int  # virtual address patched
     type: int
     symbol: int  # index into ElfImage.symbols (0 = none)

@@ -11,7 +11,8 @@ File layout (IREE 3.13.0, bytecode 17.0):
     any ZIP headers interleaved by the polyglot writer); the rest (ZIP entries, central directory)
     is ignored.
 
-`load_vmfb(path_or_bytes)` returns a `BytecodeModule` of frozen dataclasses. Rodata, bytecode and
+`load_vmfb(path_or_bytes)` returns a `BytecodeModule` of immutable records (mostly NamedTuples,
+which every run defines at import far more cheaply than frozen dataclasses). Rodata, bytecode and
 the file itself are zero-copy memoryviews (a path is memory-mapped, read-only); they stay valid for
 as long as the module object lives. Everything a corrupt or truncated file can break raises
 `VmfbFormatError` (status INVALID_ARGUMENT, one line), with the checks IREE's loader makes:
@@ -29,7 +30,7 @@ import enum
 import mmap
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -158,12 +159,11 @@ def split_cconv(cconv: str) -> tuple[str, str]:
     return args.replace("v", ""), results.replace("v", "")
 
 
-@dataclass(frozen=True)
-class FunctionSignature:
+class FunctionSignature(NamedTuple):
     """A calling convention string plus reflection attributes (e.g. iree.abi.declaration)."""
 
     cconv: str | None
-    attrs: dict[str, str] = field(default_factory=dict)
+    attrs: dict[str, str]
 
     @property
     def arguments(self) -> str:
@@ -175,8 +175,7 @@ class FunctionSignature:
         return split_cconv(self.cconv or "")[1]
 
 
-@dataclass(frozen=True)
-class ModuleDependency:
+class ModuleDependency(NamedTuple):
     name: str
     minimum_version: int
     flags: int
@@ -186,8 +185,7 @@ class ModuleDependency:
         return bool(self.flags & FLAG_OPTIONAL)
 
 
-@dataclass(frozen=True)
-class ImportFunction:
+class ImportFunction(NamedTuple):
     """Import ordinal `ordinal`: bytecode calls it as func attr `0x80000000 | ordinal`."""
 
     ordinal: int
@@ -212,14 +210,13 @@ class ImportFunction:
         return self.full_name.partition(".")[2]
 
 
-@dataclass(frozen=True)
-class ExportFunction:
+class ExportFunction(NamedTuple):
     name: str
     internal_ordinal: int
 
 
 @dataclass(frozen=True)
-class FunctionDescriptor:
+class FunctionDescriptor:  # a dataclass still: tests derive broken modules with dataclasses.replace
     """Where internal function `ordinal` lives in `bytecode` and how many registers it uses."""
 
     ordinal: int
@@ -244,14 +241,12 @@ class RodataSegment:
         return len(self.data)
 
 
-@dataclass(frozen=True)
-class ModuleState:
+class ModuleState(NamedTuple):
     global_bytes_capacity: int = 0
     global_ref_count: int = 0
 
 
-@dataclass(frozen=True)
-class Container:
+class Container(NamedTuple):
     """How the module sits in its file."""
 
     polyglot_zip: bool
@@ -318,7 +313,7 @@ def load_vmfb(path_or_bytes) -> BytecodeModule:
     """Parse a .vmfb from a path or a bytes-like object. Raises VmfbFormatError / InputFileError."""
     if isinstance(path_or_bytes, (str, os.PathLike)):
         source = os.fspath(path_or_bytes)
-        data = _map_file(Path(source))
+        data = _map_file(source)
     else:
         source = "<memory>"
         data = memoryview(path_or_bytes).cast("B")
@@ -328,7 +323,7 @@ def load_vmfb(path_or_bytes) -> BytecodeModule:
         raise VmfbFormatError(f"{source}: {e}") from None
 
 
-def _map_file(path: Path) -> memoryview:
+def _map_file(path: str) -> memoryview:
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -336,7 +331,10 @@ def _map_file(path: Path) -> memoryview:
                 return memoryview(b"")
             return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
     except OSError as e:
-        raise InputFileError(f"cannot read module file {str(path)!r}: {e.strerror or e}") from None
+        from pathlib import PurePath  # the path as pathlib spells it; not imported on success
+
+        raise InputFileError(f"cannot read module file {str(PurePath(path))!r}: "
+                             f"{e.strerror or e}") from None
 
 
 def _locate_flatbuffer(data: memoryview) -> tuple[bool, int, int]:

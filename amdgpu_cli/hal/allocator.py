@@ -14,6 +14,7 @@ Sources: IREE runtime/src/iree/hal/allocator.h, allocator_heap.c.
 from __future__ import annotations
 
 import abc
+import ctypes
 import dataclasses
 import threading
 
@@ -67,7 +68,8 @@ def _aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
                      ) -> tuple[np.ndarray, int]:
     """aligned_storage's array and the address of its first byte."""
     raw = np.zeros(byte_length + alignment, dtype=np.uint8)
-    address = raw.__array_interface__["data"][0]
+    # ctypes (numpy imports it anyway) reads the address ~4x faster than __array_interface__.
+    address = ctypes.addressof(ctypes.c_char.from_buffer(raw))
     start = (-address) % alignment
     return raw[start:start + byte_length], address + start
 
@@ -102,11 +104,11 @@ class Allocator(abc.ABC):
             stats = self.statistics
             stats.live_buffers += 1
             if buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL:
-                stats.device_bytes_allocated += buffer.allocation_size
+                stats.device_bytes_allocated += buffer._allocation_size
                 live = stats.device_bytes_allocated - stats.device_bytes_freed
                 stats.device_bytes_peak = max(stats.device_bytes_peak, live)
             else:
-                stats.host_bytes_allocated += buffer.allocation_size
+                stats.host_bytes_allocated += buffer._allocation_size
                 live = stats.host_bytes_allocated - stats.host_bytes_freed
                 stats.host_bytes_peak = max(stats.host_bytes_peak, live)
 
@@ -115,9 +117,9 @@ class Allocator(abc.ABC):
             stats = self.statistics
             stats.live_buffers -= 1
             if buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL:
-                stats.device_bytes_freed += buffer.allocation_size
+                stats.device_bytes_freed += buffer._allocation_size
             else:
-                stats.host_bytes_freed += buffer.allocation_size
+                stats.host_bytes_freed += buffer._allocation_size
 
 
 class HostAllocator(Allocator):
@@ -134,8 +136,11 @@ class HostAllocator(Allocator):
     @staticmethod
     def _query(memory_type, usage) -> tuple[int, int, int]:
         """query_compatibility's answer as plain ints."""
-        memory_type = _flag_int(memory_type, MemoryType)
-        usage = _flag_int(usage, BufferUsage)
+        # Compiled code passes non-negative ints: those skip _flag_int's call.
+        if memory_type.__class__ is not int or memory_type < 0:
+            memory_type = _flag_int(memory_type, MemoryType)
+        if usage.__class__ is not int or usage < 0:
+            usage = _flag_int(usage, BufferUsage)
         compatibility = _HOST_COMPATIBILITY
         # Queue use needs DEVICE_VISIBLE, so mistakes that would break on a GPU show up here too.
         if memory_type & _DEVICE_VISIBLE:

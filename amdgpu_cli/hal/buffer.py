@@ -95,9 +95,16 @@ class Buffer:
         self._root = root
         self.allocator = allocator if root is None else root.allocator
         # Plain ints; the enum-typed `memory_type` / `allowed_usage` / `allowed_access` are properties.
-        self._memory_type = _flag_int(memory_type, MemoryType)
-        self._allowed_usage = _flag_int(allowed_usage, BufferUsage)
-        self._allowed_access = _flag_int(allowed_access, MemoryAccess)
+        # What allocators pass, non-negative ints, needs no _flag_int call.
+        if memory_type.__class__ is not int or memory_type < 0:
+            memory_type = _flag_int(memory_type, MemoryType)
+        if allowed_usage.__class__ is not int or allowed_usage < 0:
+            allowed_usage = _flag_int(allowed_usage, BufferUsage)
+        if allowed_access.__class__ is not int or allowed_access < 0:
+            allowed_access = _flag_int(allowed_access, MemoryAccess)
+        self._memory_type = memory_type
+        self._allowed_usage = allowed_usage
+        self._allowed_access = allowed_access
         self.byte_offset = byte_offset
         self.byte_length = byte_length
         self._allocation_size = allocation_size
@@ -184,7 +191,7 @@ class Buffer:
 
     # -- checks --------------------------------------------------------------------------------
     def _check_open(self) -> None:
-        if self.closed:
+        if self._closed or (self._root is not None and self._root.closed):  # `closed`, inline
             raise HalError("buffer is closed", status="FAILED_PRECONDITION")
 
     def validate_range(self, offset: int, length: int = WHOLE_BUFFER) -> int:
@@ -256,13 +263,36 @@ class Buffer:
         start = self.byte_offset + offset
         return self._storage_view()[start:start + length]
 
+    def host_range(self, access: int, offset: int = 0, length: int = WHOLE_BUFFER
+                   ) -> tuple[np.ndarray, int, int]:
+        """map_range's checks for `access` (an int) and the range, then (the allocation's storage,
+        the host address of byte `offset`, the length with WHOLE_BUFFER resolved): what native
+        code takes instead of a view. Every binding of every CPU dispatch is resolved through it,
+        so the usual case (an open, mappable, plain Buffer whose address is cached) is one call."""
+        root = self if self._root is None else self._root
+        cached = root._address
+        if cached is not None and type(self) is Buffer and not self._closed and not root._closed:
+            required = access & _ACCESS_CHECKED
+            if required & _DISCARD:  # DISCARD is a hint that needs WRITE
+                required = (required & ~_DISCARD) | _WRITE
+            size = self.byte_length - offset if length == WHOLE_BUFFER else length
+            if (self._memory_type & _HOST_VISIBLE and self._allowed_usage & _MAPPING
+                    and not required & ~self._allowed_access
+                    and offset >= 0 and size >= 0 and offset + size <= self.byte_length):
+                return cached[0], cached[1] + self.byte_offset + offset, size
+        # Anything else: the checks one at a time, raising the exact error.
+        self._check_mappable(access)
+        length = self.validate_range(offset, length)
+        storage, base = self._storage_address()
+        return storage, base + self.byte_offset + offset, length
+
     def map_range(self, access: int = MemoryAccess.READ, offset: int = 0,
                   length: int = WHOLE_BUFFER) -> np.ndarray:
         """A uint8 numpy view of the range; read-only unless `access` includes WRITE/DISCARD."""
         access = int(access)
-        self._check_mappable(access)
-        length = self.validate_range(offset, length)
-        view = self._bytes(offset, length)
+        storage, _, length = self.host_range(access, offset, length)
+        start = self.byte_offset + offset
+        view = storage[start:start + length]
         if not access & _WRITE_OR_DISCARD:
             view = view.view()
             view.flags.writeable = False

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import NamedTuple
 
 from amdgpu_cli.hal.buffer import Buffer, buffers_overlap
 from amdgpu_cli.hal.enums import (
@@ -78,36 +79,31 @@ class Binding:
         fields["length"] = length
 
 
-@dataclasses.dataclass(frozen=True)
-class ExecutionBarrierCommand:
+class ExecutionBarrierCommand(NamedTuple):
     source_stage_mask: ExecutionStage
     target_stage_mask: ExecutionStage
     flags: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class FillCommand:
+class FillCommand(NamedTuple):
     target: BufferRef
     pattern: bytes
     flags: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class UpdateCommand:
+class UpdateCommand(NamedTuple):
     source: bytes  # captured at record time
     target: BufferRef
     flags: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class CopyCommand:
+class CopyCommand(NamedTuple):
     source: BufferRef
     target: BufferRef
     flags: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class DispatchCommand:
+class DispatchCommand(NamedTuple):
     executable: object
     entry_point: int
     workgroup_count: tuple[int, int, int] | None  # None when read from workgroup_count_ref
@@ -117,8 +113,7 @@ class DispatchCommand:
     workgroup_count_ref: BufferRef | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class CollectiveCommand:
+class CollectiveCommand(NamedTuple):
     channel: object
     op: int
     param: int
@@ -127,13 +122,11 @@ class CollectiveCommand:
     element_count: int
 
 
-@dataclasses.dataclass(frozen=True)
-class DebugGroupCommand:
+class DebugGroupCommand(NamedTuple):
     label: str | None  # None closes the innermost group
 
 
-@dataclasses.dataclass(frozen=True)
-class AdviseBufferCommand:
+class AdviseBufferCommand(NamedTuple):
     target: BufferRef
     flags: int
     arg0: int
@@ -175,6 +168,9 @@ class CommandBuffer:
         self.state = CommandBufferState.INITIAL
         self.execution_count = 0
         self._debug_depth = 0
+        # A driver's replay form of the ended buffer, as (device, form): built on its first
+        # execution, reused by every later one (see drivers/local/program.py).
+        self.replay: tuple | None = None
 
     def __repr__(self) -> str:
         return (f"<CommandBuffer {self.state.value} {len(self.commands)} commands "
@@ -202,6 +198,7 @@ class CommandBuffer:
 
     def close(self) -> None:
         self.commands = []
+        self.replay = None
         self.state = CommandBufferState.CLOSED
 
     def __enter__(self):
@@ -397,12 +394,13 @@ def resolve_ref(ref: BufferRef, binding_table=()) -> tuple[Buffer, int, int]:
         raise HalError(f"binding table slot {ref.slot} out of range; table has "
                        f"{len(binding_table)} entries", status="OUT_OF_RANGE")
     binding = binding_table[ref.slot]
-    if isinstance(binding, tuple):
-        binding = Binding(*binding)
-    if binding.buffer is None:
+    # hal.device.queue.execute.indirect passes the VM's (buffer, offset, length) tuples as they are.
+    buffer, offset, slot_size = binding if isinstance(binding, tuple) else (
+        binding.buffer, binding.offset, binding.length)
+    if buffer is None:
         raise HalError(f"binding table slot {ref.slot} requires a buffer but none was provided",
                        status="INVALID_ARGUMENT")
-    slot_length = binding.buffer.validate_range(binding.offset, binding.length)
+    slot_length = buffer.validate_range(offset, slot_size)
     if ref.offset > slot_length:
         raise HalError(f"offset {ref.offset} is outside binding slot {ref.slot} of {slot_length} "
                        f"bytes", status="OUT_OF_RANGE")
@@ -410,4 +408,4 @@ def resolve_ref(ref: BufferRef, binding_table=()) -> tuple[Buffer, int, int]:
     if ref.offset + length > slot_length:
         raise HalError(f"range [{ref.offset}, {ref.offset + length}) is outside binding slot "
                        f"{ref.slot} of {slot_length} bytes", status="OUT_OF_RANGE")
-    return binding.buffer, binding.offset + ref.offset, length
+    return buffer, offset + ref.offset, length

@@ -19,10 +19,10 @@ tooling/device_util.c.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import threading
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from amdgpu_cli.hal.enums import HalError
 
@@ -56,8 +56,7 @@ def split_uri_params(params: str) -> list[tuple[str, str]]:
     return pairs
 
 
-@dataclasses.dataclass(frozen=True)
-class DeviceUri:
+class DeviceUri(NamedTuple):  # NamedTuples here: cheaper to define than dataclasses at start-up
     driver: str
     path: str = ""
     params: tuple[tuple[str, str], ...] = ()
@@ -84,8 +83,7 @@ DriverFactory = Callable[..., object]  # called with the driver's options as key
 DriverOptions = Mapping[str, Mapping[str, object]]  # driver name -> factory keyword arguments
 
 
-@dataclasses.dataclass(frozen=True)
-class DriverEntry:
+class DriverEntry(NamedTuple):
     name: str
     factory: DriverFactory
     description: str = ""

@@ -20,6 +20,7 @@ signals, CUDA events) subclass and keep this interface.
 
 from __future__ import annotations
 
+import _thread
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -46,6 +47,10 @@ _cond_creation = threading.Lock()  # makes each semaphore's Condition exactly on
 class Semaphore:
 
     vm_type = "hal.semaphore"  # its VM ref type (see vm/refs.type_matches)
+    # Slots: compiled code makes a semaphore per hal.fence.create, several per call.
+    __slots__ = ("device", "_value", "_failure", "_lock", "_condition", "_watchers",
+                 "_timepoint_callbacks", "__weakref__")
+
     def __init__(self, initial_value: int = 0, *, device=None):
         if not 0 <= initial_value <= SEMAPHORE_MAX_VALUE:
             raise HalError(f"semaphore initial value {initial_value} out of range",
@@ -53,7 +58,7 @@ class Semaphore:
         self.device = device
         self._value = initial_value
         self._failure: HalError | None = None
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()  # threading.RLock() is a Python-level call in front of it
         self._condition: threading.Condition | None = None  # made by the first `_cond` use
         self._watchers: set[threading.Event] = set()
         self._timepoint_callbacks: list[tuple[int, Callable[[], None]]] = []

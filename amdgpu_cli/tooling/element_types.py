@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from fractions import Fraction
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -39,6 +38,9 @@ from amdgpu_cli.hal.enums import (
     NumericalType,
     format_element_type,
 )
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 __all__ = [
     "ElementType",
@@ -193,6 +195,8 @@ def is_c_float_literal(text: str) -> bool:
 
 def _exact_value(fields) -> Fraction:
     """The exact value of a finite match (hex exponents are clamped far outside any range)."""
+    from fractions import Fraction  # only hex literals and f32 ties need it: not loaded at start-up
+
     kind, whole, frac, exp = fields
     if kind == "hex":
         mantissa = int(whole + frac, 16) if (whole + frac) else 0
@@ -295,10 +299,11 @@ def _round_to_single(double: float, fields, exact: Fraction | None) -> float:
         return float(single)
     if exact is None:
         exact = _exact_value(fields)
-    if exact == Fraction(midpoint):
+    # A Fraction compares with a (finite) float exactly.
+    if exact == midpoint:
         return float(single)  # a true tie: numpy already rounded it to even
     high, low = (single, other) if float(single) > float(other) else (other, single)
-    return float(high if exact > Fraction(midpoint) else low)
+    return float(high if exact > midpoint else low)
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,9 +311,10 @@ def _round_to_single(double: float, fields, exact: Fraction | None) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ElementType:
-    """One `iree_hal_element_type_t`: numerical type (top byte) and bit count (low byte)."""
+class ElementType(NamedTuple):
+    """One `iree_hal_element_type_t`: numerical type (top byte) and bit count (low byte).
+
+    A NamedTuple, as NarrowFloatFormat: cheaper than a dataclass to define at start-up."""
 
     numerical_type: int
     bit_count: int
@@ -543,8 +549,7 @@ __all__ += [
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NarrowFloatFormat:
+class NarrowFloatFormat(NamedTuple):
     """A float narrower than f32, described the way IREE's generic codec takes it."""
 
     exp_bits: int

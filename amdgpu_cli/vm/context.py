@@ -25,8 +25,7 @@ values the same way (see interpreter.ImportBinding), variadic spans as lists of 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import verify
@@ -37,8 +36,7 @@ from amdgpu_cli.vm.refs import VmTrap
 __all__ = ["NativeFunction", "NativeModule", "VmContext"]
 
 
-@dataclass(frozen=True)
-class NativeFunction:
+class NativeFunction(NamedTuple):
     """A host function a bytecode module can import: `fn(*host_args) -> results`."""
 
     name: str

@@ -33,7 +33,7 @@ CASES -> tuple[(target int, remap), ...].
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+import weakref
 from typing import Iterator, NamedTuple
 
 from amdgpu_cli.formats.vmfb import BytecodeModule, VmfbFormatError, split_cconv
@@ -67,9 +67,12 @@ class _Truncated(Exception):
     """Internal: a field runs past the end of the body (turned into BytecodeVerifyError)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Register:
-    """A register operand as encoded (u16) plus the bank its field declares."""
+class Register(NamedTuple):
+    """A register operand as encoded (u16) plus the bank its field declares.
+
+    A NamedTuple: cheaper than a frozen dataclass both to define (at import) and to create (one per
+    register operand decoded).
+    """
 
     raw: int
     bank: str  # "i32", "i64", "f32", "f64", "ref" or "any"
@@ -110,12 +113,20 @@ class Callee(NamedTuple):
         return cls(bool(raw & isa.IMPORT_BIT), raw & ~isa.IMPORT_BIT & 0xFFFFFFFF)
 
 
-@dataclass(frozen=True, slots=True)
 class Instruction:
-    offset: int  # pc of the first byte (the prefix byte for extension ops)
-    length: int
-    op: Opcode
-    operands: dict  # field name -> decoded value, in encoding order
+    """One decoded instruction; read-only by convention (a plain slotted class: one is made per
+    instruction decoded, and a frozen dataclass costs more to define and to construct)."""
+
+    __slots__ = ("offset", "length", "op", "operands")
+
+    def __init__(self, offset: int, length: int, op: Opcode, operands: dict):
+        self.offset = offset  # pc of the first byte (the prefix byte for extension ops)
+        self.length = length
+        self.op = op
+        self.operands = operands  # field name -> decoded value, in encoding order
+
+    def __repr__(self) -> str:
+        return f"Instruction({self.offset}, {self.length}, {self.op.mnemonic}, {self.operands})"
 
     @property
     def mnemonic(self) -> str:
@@ -498,10 +509,22 @@ def _callee_text(c: Callee) -> str:
     return f"import {c.ordinal}" if c.is_import else f"internal function {c.ordinal}"
 
 
+# module -> ordinal -> verified instructions, kept while the module lives. A context verifies every
+# function when it is made and the interpreter asks again for each function it translates; modules
+# are immutable, so the second ask is answered from here instead of decoding the body again.
+_verified: weakref.WeakKeyDictionary[BytecodeModule, dict[int, list[Instruction]]] = (
+    weakref.WeakKeyDictionary())
+
+
 def verify(module: BytecodeModule, ordinal: int) -> list[Instruction]:
-    """Verify internal function `ordinal`; returns its decoded instructions.
+    """Verify internal function `ordinal`; returns its decoded instructions (shared between calls
+    for the same module: do not modify the list).
 
     Raises BytecodeVerifyError (a VmfbFormatError) naming the function and bytecode offset.
     """
-    _check_ordinal(module, ordinal)
-    return _Verifier(module, ordinal).run()
+    done = _verified.setdefault(module, {})
+    code = done.get(ordinal)
+    if code is None:
+        _check_ordinal(module, ordinal)
+        code = done[ordinal] = _Verifier(module, ordinal).run()
+    return code

@@ -20,14 +20,12 @@ Sources: IREE runtime/src/iree/modules/hal/{exports.inl,module.c,utils/buffer_di
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.buffer import Buffer
 from amdgpu_cli.hal.buffer_view import BufferView
-from amdgpu_cli.hal.command_buffer import Binding, BufferRef, CommandBuffer
+from amdgpu_cli.hal.command_buffer import BufferRef, CommandBuffer
 from amdgpu_cli.hal.enums import (
     WHOLE_BUFFER,
     BufferUsage,
@@ -37,6 +35,7 @@ from amdgpu_cli.hal.enums import (
 )
 from amdgpu_cli.hal.fence import Fence, wait_fences
 from amdgpu_cli.vm.context import NativeFunction, NativeModule
+from amdgpu_cli.vm.interpreter import TrappingImport
 from amdgpu_cli.vm.refs import VmBuffer, VmTrap
 
 __all__ = ["HalFile", "HalModule"]
@@ -72,47 +71,26 @@ def _text(buffer, what: str) -> str:
     return bytes(buffer.data).decode("utf-8", errors="replace")
 
 
+def _null(what: str) -> VmTrap:
+    return VmTrap(f"{what} is null", status="INVALID_ARGUMENT")
+
+
 def _need(value, kind: type, what: str):
     if value is None:
-        raise VmTrap(f"{what} is null", status="INVALID_ARGUMENT")
+        raise _null(what)
     if not isinstance(value, kind):
         raise VmTrap(f"{what} has type {type(value).__name__}, expected {kind.__name__}",
                      status="INVALID_ARGUMENT")
     return value
 
 
-def _trapping(fn):
-    """HAL/project errors -> VmTrap with the same status (the interpreter adds the location)."""
-    @functools.wraps(fn)
-    def wrapper(*args):
-        try:
-            return fn(*args)
-        except VmTrap:
-            raise
-        except AmdgpuCliError as e:
-            raise VmTrap(str(e), status=e.status) from e
-    return wrapper
-
-
-def _single(fn):
-    """One result (possibly a null ref) as a 1-tuple: a bare None reads as "no results"."""
-    @functools.wraps(fn)
-    def wrapper(*args):
-        return (fn(*args),)
-    return wrapper
-
-
-def _trapping_single(fn):
-    """_single(_trapping(fn)) as one wrapper (one call fewer per import)."""
-    @functools.wraps(fn)
-    def wrapper(*args):
-        try:
-            return (fn(*args),)
-        except VmTrap:
-            raise
-        except AmdgpuCliError as e:
-            raise VmTrap(str(e), status=e.status) from e
-    return wrapper
+def _fences(span) -> list[Fence]:
+    """The non-null fences of a `CrD` span, each checked to be a fence."""
+    present = [f for (f,) in span if f is not None]
+    for f in present:
+        if f.__class__ is not Fence:  # the exact class first: _need's isinstance is a call more
+            _need(f, Fence, "fence")
+    return present
 
 
 def _ref(buffer, offset: int, length: int, slot: int) -> BufferRef:
@@ -139,11 +117,9 @@ class HalModule(NativeModule):
     def _build(self) -> dict[str, NativeFunction]:
         table = {}
         for local_name, method, cconv in _EXPORTS:
-            if len(cconv.partition("_")[2]) == 1 and cconv[-1] != "v":
-                fn = _trapping_single(getattr(self, method))
-            else:
-                fn = _trapping(getattr(self, method))
-            table[local_name] = NativeFunction(local_name, cconv, fn)
+            single = len(cconv.partition("_")[2]) == 1 and cconv[-1] != "v"
+            table[local_name] = NativeFunction(
+                local_name, cconv, TrappingImport(getattr(self, method), single))
         return table
 
     def _cache(self, device):
@@ -204,24 +180,30 @@ class HalModule(NativeModule):
 
     # -- buffer ---------------------------------------------------------------------------------
     def buffer_assert(self, buffer, message, allocator, minimum_length, memory_types, usage):
-        what = _text(message, "message")
-        buffer = _need(buffer, Buffer, f"{what} buffer")
+        # Compiled functions assert every argument on every call: the message text is decoded
+        # only for an error, and the checks that pass skip their helper calls.
+        if message is not None and message.__class__ is not VmBuffer:
+            _text(message, "message")  # raises
+        if not isinstance(buffer, Buffer):
+            _need(buffer, Buffer, f"{_text(message, 'message')} buffer")
         if buffer.byte_length < minimum_length:
-            raise VmTrap(f"{what} buffer byte length {buffer.byte_length} less than expected "
-                         f"minimum {minimum_length}", status="INVALID_ARGUMENT")
+            raise VmTrap(f"{_text(message, 'message')} buffer byte length {buffer.byte_length} "
+                         f"less than expected minimum {minimum_length}", status="INVALID_ARGUMENT")
         # Plain-int test first; the enum form (whose complement drops unknown bits) decides misses.
         if not (type(memory_types) is int and memory_types >= 0
                 and not memory_types & ~buffer._memory_type) and \
                 MemoryType(memory_types) & ~buffer.memory_type:
-            raise VmTrap(f"{what} buffer memory type is not compatible; buffer has "
-                         f"{int(buffer.memory_type):08X}, operation requires "
+            raise VmTrap(f"{_text(message, 'message')} buffer memory type is not compatible; "
+                         f"buffer has {int(buffer.memory_type):08X}, operation requires "
                          f"{memory_types & 0xFFFFFFFF:08X}", status="PERMISSION_DENIED")
         if (usage & 0xFFFFFFFF) & ~buffer._allowed_usage and \
                 BufferUsage(usage & 0xFFFFFFFF) & ~buffer.allowed_usage:
-            raise VmTrap(f"{what} requested usage was not specified when the buffer was "
-                         f"allocated; buffer allows {int(buffer.allowed_usage):08X}, operation "
-                         f"requires {usage & 0xFFFFFFFF:08X}", status="PERMISSION_DENIED")
-        _need(allocator, object, "allocator")
+            raise VmTrap(f"{_text(message, 'message')} requested usage was not specified when "
+                         f"the buffer was allocated; buffer allows "
+                         f"{int(buffer.allowed_usage):08X}, operation requires "
+                         f"{usage & 0xFFFFFFFF:08X}", status="PERMISSION_DENIED")
+        if allocator is None:
+            raise _null("allocator")
 
     def buffer_allocation_preserve(self, buffer):
         _need(buffer, Buffer, "buffer").allocation_preserve()
@@ -256,19 +238,28 @@ class HalModule(NativeModule):
 
     # -- buffer_view ----------------------------------------------------------------------------
     def buffer_view_create(self, buffer, offset, length, element_type, encoding_type, dims):
-        buffer = _need(buffer, Buffer, "source buffer")
+        if not isinstance(buffer, Buffer):
+            _need(buffer, Buffer, "source buffer")
         shape = [d for (d,) in dims]
         return BufferView.create(buffer, offset, length, shape, element_type & 0xFFFFFFFF,
                                  encoding_type & 0xFFFFFFFF)
 
     def buffer_view_assert(self, view, message, element_type, encoding_type, dims):
+        # What compiled functions assert on every call, an exact match, needs no message text.
+        if (view.__class__ is BufferView and view.element_type == element_type & 0xFFFFFFFF
+                and view.encoding_type == encoding_type & 0xFFFFFFFF
+                and view.shape == tuple([d for (d,) in dims])
+                and (message is None or message.__class__ is VmBuffer)):
+            return
         what = _text(message, "message")
         view = _need(view, BufferView, what or "buffer view")
         view.assert_matches(what, element_type & 0xFFFFFFFF, encoding_type & 0xFFFFFFFF,
                             [d for (d,) in dims])
 
     def buffer_view_buffer(self, view):
-        return _need(view, BufferView, "buffer view").buffer
+        if not isinstance(view, BufferView):
+            _need(view, BufferView, "buffer view")
+        return view.buffer
 
     def buffer_view_element_type(self, view):
         return _need(view, BufferView, "buffer view").element_type
@@ -359,7 +350,9 @@ class HalModule(NativeModule):
 
     # -- device ---------------------------------------------------------------------------------
     def device_allocator(self, device):
-        return _need(device, object, "device").allocator
+        if device is None:
+            raise _null("device")
+        return device.allocator
 
     def device_query_i64(self, device, category, key):
         _need(device, object, "device")
@@ -368,12 +361,16 @@ class HalModule(NativeModule):
 
     def device_queue_alloca(self, device, affinity, wait, signal, pool, memory_types, usage,
                             size, flags):
-        return _need(device, object, "device").queue_alloca(
-            affinity, wait, signal, memory_types, usage, size, pool, flags)
+        if device is None:
+            raise _null("device")
+        return device.queue_alloca(affinity, wait, signal, memory_types, usage, size, pool, flags)
 
     def device_queue_dealloca(self, device, affinity, wait, signal, buffer, flags):
-        _need(device, object, "device").queue_dealloca(
-            affinity, wait, signal, _need(buffer, Buffer, "buffer"), flags)
+        if device is None:
+            raise _null("device")
+        if not isinstance(buffer, Buffer):
+            _need(buffer, Buffer, "buffer")
+        device.queue_dealloca(affinity, wait, signal, buffer, flags)
 
     def device_queue_fill(self, device, affinity, wait, signal, target, offset, length, pattern,
                           pattern_length, flags):
@@ -428,10 +425,15 @@ class HalModule(NativeModule):
             affinity, wait, signal, _need(cb, CommandBuffer, "command buffer"), (), flags)
 
     def device_queue_execute_indirect(self, device, affinity, wait, signal, cb, flags, table):
-        bindings = [Binding(None if b is None else _need(b, Buffer, "binding buffer"), o, n)
-                    for b, o, n in table]
-        _need(device, object, "device").queue_execute(
-            affinity, wait, signal, _need(cb, CommandBuffer, "command buffer"), bindings, flags)
+        for buffer, _, _ in table:
+            if buffer is not None and not isinstance(buffer, Buffer):
+                _need(buffer, Buffer, "binding buffer")
+        if device is None:
+            raise _null("device")
+        if not isinstance(cb, CommandBuffer):
+            _need(cb, CommandBuffer, "command buffer")
+        # The span's (buffer, offset, length) tuples are binding-table entries as they are.
+        device.queue_execute(affinity, wait, signal, cb, table, flags)
 
     def device_queue_flush(self, device, affinity):
         _need(device, object, "device").queue_flush(affinity)
@@ -463,16 +465,13 @@ class HalModule(NativeModule):
 
     # -- fence ----------------------------------------------------------------------------------
     def fence_create(self, device, flags):
-        _need(device, object, "device")
+        if device is None:
+            raise _null("device")
         return Fence.create(device.create_semaphore(0), 1)
 
     def fence_join(self, flags, fences):
-        present = [f for (f,) in fences if f is not None]
-        for f in present:
-            _need(f, Fence, "fence")
-        if not any(len(f) for f in present):
-            return None
-        return Fence.join(*present)
+        joined = Fence.join(*_fences(fences))
+        return joined if len(joined) else None
 
     def fence_query(self, fence):
         return int(_need(fence, Fence, "fence").query())
@@ -485,7 +484,7 @@ class HalModule(NativeModule):
         _need(fence, Fence, "fence").fail(code)
 
     def fence_await(self, timeout_ms, flags, fences):
-        present = [_need(f, Fence, "fence") for (f,) in fences if f is not None]
+        present = _fences(fences)
         timeout = None if timeout_ms & 0xFFFFFFFF == 0xFFFFFFFF else timeout_ms / 1000.0
         try:
             wait_fences(present, timeout=timeout)

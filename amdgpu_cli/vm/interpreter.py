@@ -16,7 +16,9 @@ are zeroed. A ref operand with the move bit leaves its register null where the o
 
 Raw values between frames (call arguments and results, `invoke`): `i`/`f` -> u32 int (f32 bits),
 `I`/`F` -> u64 int (f64 bits), `r` -> object. Imports (`ImportBinding`) see host values instead:
-signed ints, Python floats, refs, and for a variadic span `C...D` a list of tuples.
+signed ints, Python floats, refs, and for a variadic span `C...D` a list of tuples. A
+`TrappingImport` (what the `hal` module exports) turns the project errors it raises into traps with
+their status; its call sites do that inline instead of calling through its wrapper.
 
 Semantics follow the IREE 3.13.0 x86-64 runtime (runtime/src/iree/vm/ops.h, bytecode/dispatch.c):
 two's-complement wraparound, C division (division by zero or INT_MIN / -1 is a native crash there:
@@ -35,19 +37,19 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import Instruction, verify
 from amdgpu_cli.siphash import siphash24_keyed
 from amdgpu_cli.vm.refs import (STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name,
                                 type_matcher, type_matches)
 
-__all__ = ["ImportBinding", "Interpreter", "ModuleState", "VmTrap", "cconv_slots", "host_to_raw",
-           "raw_to_host"]
+__all__ = ["ImportBinding", "Interpreter", "ModuleState", "TrappingImport", "VmTrap", "cconv_slots",
+           "host_to_raw", "raw_to_host"]
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
@@ -275,8 +277,7 @@ def _cconv_items(fragment: str) -> list[str]:
     return items
 
 
-@dataclass
-class ImportBinding:
+class ImportBinding(NamedTuple):  # NamedTuples here: cheaper to define than dataclasses at start-up
     """A resolved import: `fn(*host_args) -> sequence of host results` (or None for none)."""
 
     full_name: str
@@ -284,8 +285,32 @@ class ImportBinding:
     fn: Callable
 
 
-@dataclass
-class ModuleState:
+class TrappingImport:
+    """An import function whose project errors are traps: `function(*host_args)` returns its
+    results (a bare value, None for a null ref, when the cconv has exactly one result; else a
+    sequence or None) and may raise any AmdgpuCliError.
+
+    Called (`__call__`) it is an ordinary import: results as a tuple, errors as VmTraps with the
+    same status. Generated call sites call `function` itself and do both inline, which saves a
+    Python call level on every call of the hottest imports (the `hal` module's)."""
+
+    __slots__ = ("function", "single")
+
+    def __init__(self, function: Callable, single: bool):
+        self.function = function
+        self.single = single
+
+    def __call__(self, *args):
+        try:
+            out = self.function(*args)
+        except VmTrap:
+            raise
+        except AmdgpuCliError as e:
+            raise VmTrap(str(e), status=e.status) from e
+        return (out,) if self.single else out
+
+
+class ModuleState(NamedTuple):
     """Per-context storage of one module: value globals, ref globals, rodata buffers."""
 
     global_bytes: bytearray
@@ -338,7 +363,7 @@ class Interpreter:
 
     def invoke(self, ordinal: int, args: Sequence) -> list:
         """Call internal function `ordinal` with raw args; returns its raw results."""
-        fn = self.function(ordinal)
+        fn = self._functions.get(ordinal) or self.function(ordinal)  # a call fewer when compiled
         if len(args) != len(fn.arg_slots):
             raise VmTrap(f"{fn.label} takes {len(fn.arg_slots)} arguments, {len(args)} given",
                          status="INVALID_ARGUMENT")
@@ -1172,12 +1197,18 @@ class _Builder:
                     if vm:
                         r[vi] = None
             elif not indirect:
-                # Every call loads its device and cached command buffers: no ordinal function.
+                # Every call loads its device and cached command buffers: no ordinal function,
+                # and no type check for the class that last passed it (`vm_type` is a class
+                # attribute, so the check is the same for every instance).
+                passed = [None]
+
                 def op(i, r):
                     value = refs[k0]
-                    if not matches(value):
-                        raise VmTrap(f"global.load.ref: ref of type {ref_type_name(value)} is "
-                                     f"not {tname}", status="INVALID_ARGUMENT")
+                    if value.__class__ is not passed[0]:
+                        if not matches(value):
+                            raise VmTrap(f"global.load.ref: ref of type {ref_type_name(value)} "
+                                         f"is not {tname}", status="INVALID_ARGUMENT")
+                        passed[0] = value.__class__
                     r[vi] = value
             else:
                 def op(i, r):
@@ -1488,6 +1519,13 @@ class _Builder:
 
     def op_cond_br(self, ins, o):
         c = o["condition"].index
+        if not o["true_operands"] and not o["false_operands"]:
+            # No block arguments on either side: the targets themselves, no jump closure calls.
+            ti, fi = self.target(o["true_dest_pc"]), self.target(o["false_dest_pc"])
+
+            def op(i, r):
+                return ti if i[c] else fi
+            return op
         t = self.jump(o["true_dest_pc"], o["true_operands"])
         f = self.jump(o["false_dest_pc"], o["false_operands"])
 
@@ -1639,8 +1677,10 @@ class _Builder:
         res_chars = res_frag if res_frag != "v" else ""
         for ch, reg in zip(res_chars, results):
             regs.extend(_registers(ch, reg))
-        factory = _import_op_factory(tuple(shape), res_chars)
-        return factory(binding.fn, resume, name, *regs)
+        fn = binding.fn
+        direct = isinstance(fn, TrappingImport)
+        factory = _import_op_factory(tuple(shape), res_chars, direct)
+        return factory(fn.function if direct else fn, resume, name, *regs)
 
 
 # -- import calls ---------------------------------------------------------------------------------
@@ -1688,9 +1728,10 @@ def _import_results(out, count: int, name: str) -> tuple:
     return out
 
 
-def _import_op_factory(shape: tuple, res_chars: str) -> Callable:
-    """`factory(fn, resume, name, *registers) -> op` for import calls of this shape."""
-    key = (shape, res_chars)
+def _import_op_factory(shape: tuple, res_chars: str, direct: bool) -> Callable:
+    """`factory(fn, resume, name, *registers) -> op` for import calls of this shape; `direct`:
+    `fn` is a TrappingImport's function (one result comes bare)."""
+    key = (shape, res_chars, direct)
     factory = _import_factories.get(key)
     if factory is not None:
         return factory
@@ -1724,9 +1765,18 @@ def _import_op_factory(shape: tuple, res_chars: str) -> Callable:
             call_args.append("[" + ", ".join(tuples) + "]")
         else:
             call_args.append(read(ch, spec))
-    body.append(f"out = fn({', '.join(call_args)})")
+    call = f"out = fn({', '.join(call_args)})"
+    if direct:
+        body.extend(("try:", f"    {call}", "except VmTrap:", "    raise",
+                     "except AmdgpuCliError as e:",
+                     "    raise VmTrap(str(e), status=e.status) from e"))
+    else:
+        body.append(call)
     count = len(res_chars)
-    if count:
+    if direct and count == 1:
+        names = register(res_chars)
+        body.extend(line.format(v="out", **names) for line in _IMPORT_WRITE[res_chars])
+    elif count:
         body.append(f"if out.__class__ is not tuple or len(out) != {count}:")
         body.append(f"    out = _import_results(out, {count}, name)")
         for k, ch in enumerate(res_chars):
@@ -1740,7 +1790,8 @@ def _import_op_factory(shape: tuple, res_chars: str) -> Callable:
               "    def op(i, r):\n" + "".join(f"        {line}\n" for line in body) +
               "    return op\n")
     namespace = {"f32_value": f32_value, "f64_value": f64_value, "f32_bits": f32_bits,
-                 "f64_bits": f64_bits, "_import_results": _import_results}
+                 "f64_bits": f64_bits, "_import_results": _import_results, "VmTrap": VmTrap,
+                 "AmdgpuCliError": AmdgpuCliError}
     exec(compile(source, "<vm import call>", "exec"), namespace)
     factory = _import_factories[key] = namespace["factory"]
     return factory

@@ -46,7 +46,7 @@ Known disagreements inside IREE 3.13.0 (this table follows the runtime):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from amdgpu_cli.formats.vmfb import BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR, FeatureBits
 
@@ -494,8 +494,7 @@ EXT_F64: tuple[tuple[int, str, str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     """One operand field of an encoding, in stream order."""
 
     name: str
@@ -505,9 +504,11 @@ class Field:
     move: bool = False  # REG / LIST of refs: the op honours the move bit
 
 
-@dataclass(frozen=True)
-class Opcode:
-    """One instruction: where it lives (table + code), its name and its fields."""
+class Opcode(NamedTuple):
+    """One instruction: where it lives (table + code), its name and its fields.
+
+    Field and Opcode are NamedTuples, not dataclasses: the table is built at import, on every run.
+    """
 
     table: str  # "core", "ext_f32" or "ext_f64"
     code: int

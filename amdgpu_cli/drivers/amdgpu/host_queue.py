@@ -489,6 +489,9 @@ class HostQueue:
             progressed, drained = completed != drained, completed
             stopped = lib.hsa_signal_exchange_scacq_screl(self._stop, 0) != 0
             if self._failure is not None:
+                # Epochs that completed before the failure was seen still succeed: the error
+                # callback may run between an epoch's completion and this thread's drain.
+                self._drain()
                 self._fail_outstanding(self._failure)
             elif not progressed and self._pending:
                 self._check_producers()

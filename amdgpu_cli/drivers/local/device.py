@@ -13,10 +13,13 @@ buffer base + offset and its resolved length. Constants must be 4-byte aligned a
 export's declared count; the binding count must match too. Indirect dispatches read 3 x u32 from
 the workgroup-count ref at execution time. The checks and native constants that depend only on
 (export, constants, flags) are made once per executable (`prepare_dispatch`): replaying a
-recorded command buffer redoes only the grid and the bindings. `local-sync` runs every workgroup
-on the calling thread (max_concurrency 1); `local-task` spreads them over the process's worker
-pool. A kernel failure is raised as HalError INTERNAL, which `HostQueueDevice` turns into a failed
-signal fence.
+recorded command buffer redoes only the grid and the bindings. A reusable command buffer of
+dispatches is replayed as one native program (program.py: every binding-table slot resolved
+once, all dispatches in one call), built on its first execution; anything that program does not
+cover runs command by command as above. `local-sync` runs every workgroup on the calling thread
+(max_concurrency 1); `local-task` spreads them over the process's worker pool (a program step
+whose last run was cheaper than waking a worker runs inline). A kernel failure is raised as
+HalError INTERNAL, which `HostQueueDevice` turns into a failed signal fence.
 
 Query answers (IREE `drivers/local_sync/sync_device.c`, `local_task/task_device.c`):
 `hal.device.id` glob against the identifier; `hal.executable.format` 1 for formats the cache
@@ -35,13 +38,14 @@ import sys
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.buffer import Buffer
-from amdgpu_cli.hal.command_buffer import DispatchCommand, resolve_ref
+from amdgpu_cli.hal.command_buffer import CommandBuffer, DispatchCommand, resolve_ref
 from amdgpu_cli.hal.device import HostQueueDevice
-from amdgpu_cli.hal.enums import DispatchFlags, HalError, MemoryAccess
+from amdgpu_cli.hal.enums import CommandBufferMode, DispatchFlags, HalError, MemoryAccess
 from amdgpu_cli.hal.executable import Executable, ExecutableCache, ExportInfo
 
 from .executable import (BINDING_ALIGNMENT, LocalExecutable, PreparedDispatch, WorkerPool,
                          default_pool)
+from .program import ReplayProgram
 
 # IREE_ARCH spellings of the machines the embedded-ELF loader can run on (elf_loader: x86_64 only).
 _ARCH_NAMES = {"x86_64": "x86_64", "amd64": "x86_64"}
@@ -63,6 +67,7 @@ X86_64_CPU_FEATURES = {
 _cpu_data: tuple[int, ...] | None = None
 
 _CUSTOM_DIRECT_ARGUMENTS = int(DispatchFlags.CUSTOM_DIRECT_ARGUMENTS)
+_ONE_SHOT = int(CommandBufferMode.ONE_SHOT)
 _ACCESS_ANY = int(MemoryAccess.ANY)
 _ACCESS_WRITE = int(MemoryAccess.WRITE)
 _LITTLE_ENDIAN = sys.byteorder == "little" and struct.calcsize("I") == 4
@@ -120,10 +125,7 @@ def _binding_addresses(bindings):
         buffer, offset, length = binding
         if type(buffer) is Buffer:
             # map_range(ANY, offset, length)'s checks, then the address of the range.
-            buffer._check_mappable(_ACCESS_ANY)
-            length = buffer.validate_range(offset, length)
-            storage, base = buffer._storage_address()
-            address = base + buffer.byte_offset + offset
+            storage, address, length = buffer.host_range(_ACCESS_ANY, offset, length)
             if not length:
                 addresses.append(0)
                 lengths.append(0)
@@ -310,6 +312,25 @@ class LocalDevice(HostQueueDevice):
         return False, 0
 
     # -- dispatch -------------------------------------------------------------------------------
+    def _execute(self, command_buffer: CommandBuffer, binding_table) -> None:
+        """All dispatches in one native call (ReplayProgram) when the buffer and this binding
+        table allow it; otherwise command by command. One-shot buffers run command by command:
+        building a program costs about one per-command execution, repaid only by replays."""
+        cached = command_buffer.replay
+        if cached is not None and cached[0] is self:
+            program = cached[1]
+        else:
+            program = None if command_buffer.mode & _ONE_SHOT else ReplayProgram.build(
+                command_buffer.commands)
+            command_buffer.replay = (self, program)
+        if program is not None:
+            try:
+                if program.run(binding_table, self.serial):
+                    return
+            except AmdgpuCliError as error:
+                raise _hal_error(error) from error
+        super()._execute(command_buffer, binding_table)
+
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
         executable = command.executable
         if not isinstance(executable, LocalHalExecutable):

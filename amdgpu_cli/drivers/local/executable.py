@@ -121,6 +121,15 @@ class _ExportPlan:
         self.binding_count = export.binding_count
 
 
+def dispatch_failure(plan: _ExportPlan, status: int, result) -> AmdgpuCliError:
+    """The error for a dispatch of `plan` that stopped with `status` (an lx_dispatch_result_t)."""
+    if status == -1:
+        return AmdgpuCliError(f"{plan.name}: could not allocate {plan.local_memory_size} bytes of "
+                              "workgroup local memory", status="RESOURCE_EXHAUSTED")
+    return DispatchError(f"{plan.name} returned {status} in workgroup "
+                         f"({result.workgroup_id_x}, {result.workgroup_id_y}, {result.workgroup_id_z})")
+
+
 def _valid_size(size) -> bool:
     return (len(size) == 3 and 0 < size[0] < 1 << 32 and 0 < size[1] < 1 << 32
             and 0 < size[2] < 1 << 16)
@@ -147,6 +156,15 @@ class LocalExecutable:
     @property
     def name(self) -> str:
         return self._library.name
+
+    @property
+    def closed(self) -> bool:
+        return self._library.closed
+
+    @property
+    def pool(self) -> WorkerPool | None:
+        """The pool given at load (None: the process's default pool when not serial)."""
+        return self._pool
 
     @property
     def exports(self) -> list[ExportInfo]:
@@ -248,12 +266,8 @@ class LocalExecutable:
         result = ffi.new("lx_dispatch_result_t*")
         status = lib.lx_dispatch(pool.handle if pool is not None else ffi.NULL, self._library.environment,
                                  plan.function, state, plan.local_memory_size, result)
-        if status == -1:
-            raise AmdgpuCliError(f"{plan.name}: could not allocate {plan.local_memory_size} bytes of "
-                                 "workgroup local memory", status="RESOURCE_EXHAUSTED")
         if status:
-            raise DispatchError(f"{plan.name} returned {status} in workgroup "
-                                f"({result.workgroup_id_x}, {result.workgroup_id_y}, {result.workgroup_id_z})")
+            raise dispatch_failure(plan, status, result)
         del keep_alive
         return int(result.workgroups_run)
 
@@ -289,6 +303,30 @@ class PreparedDispatch:
     @property
     def binding_count(self) -> int:
         return self._plan.binding_count
+
+    @property
+    def plan(self) -> _ExportPlan:
+        return self._plan
+
+    @property
+    def executable(self) -> LocalExecutable:
+        return self._executable
+
+    def write_step(self, step, workgroup_count: Sequence[int], first_binding: int) -> None:
+        """Fill `step` (an lx_step_t of a program) with this dispatch over `workgroup_count`,
+        whose bindings start at `first_binding`; the step points into this object's constants,
+        so the program must keep this object alive."""
+        plan = self._plan
+        step.function = plan.function
+        step.environment = self._executable._library.environment
+        step.constants = self._constants
+        step.constant_count = self._constant_count
+        step.binding_count = plan.binding_count
+        step.sequential = bool(plan.sequential)
+        step.local_memory_size = plan.local_memory_size
+        step.workgroup_size = plan.size
+        step.workgroup_count = tuple(workgroup_count)
+        step.first_binding = first_binding
 
     def run(self, workgroup_count: Sequence[int], addresses: list[int], lengths: list[int], *,
             serial: bool = False) -> int:
