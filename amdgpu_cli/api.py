@@ -111,7 +111,9 @@ class Module:
             if len(args) != len(arg_chars):
                 raise AmdgpuCliError(f"{name} expects {len(arg_chars)} arguments, "
                                      f"{len(args)} given", status="INVALID_ARGUMENT")
-            values = [_to_tool(a, ch, session) for a, ch in zip(args, arg_chars)]
+            # This module's DeviceArrays (the common case) without a _to_tool call.
+            values = [a.view if a.__class__ is DeviceArray and a._session is session
+                      else _to_tool(a, ch, session) for a, ch in zip(args, arg_chars)]
             if device_results:
                 results = [DeviceArray(v, session) if isinstance(v, BufferView) else _from_tool(v)
                            for v in session.call(name, values, download=False)]

@@ -35,6 +35,10 @@ def dense_byte_length(shape, element_type: int) -> int:
     return element_packed_byte_count(element_type, math.prod(shape))
 
 
+# A plain int: comparing with the enum member costs more, on every hal.buffer_view.create.
+_DENSE_ROW_MAJOR = int(EncodingType.DENSE_ROW_MAJOR)
+
+
 class BufferView:
 
     vm_type = "hal.buffer_view"  # its VM ref type (see vm/refs.type_matches)
@@ -47,8 +51,8 @@ class BufferView:
         self.shape = shape
         self.element_type = int(element_type)
         self.encoding_type = int(encoding_type)
-        if self.encoding_type == EncodingType.DENSE_ROW_MAJOR:
-            needed = dense_byte_length(shape, self.element_type)
+        if self.encoding_type == _DENSE_ROW_MAJOR:  # dense_byte_length without its wrapper call
+            needed = element_packed_byte_count(self.element_type, math.prod(shape))
             if needed > buffer.byte_length:
                 raise HalError(f"buffer of {buffer.byte_length} bytes is too small for a "
                                f"{self.type_string()} view ({needed} bytes)", status="OUT_OF_RANGE")

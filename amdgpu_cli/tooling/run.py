@@ -103,6 +103,7 @@ class Session:
             except AmdgpuCliError as e:
                 raise _annotate(e, f"loading bytecode module at '{path}'") from None
         self.module = module
+        self._cconvs: dict[str, tuple[str, str]] = {}  # function -> cconv(function)
         self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
         try:
             self.hal = HalModule(self.devices)
@@ -139,16 +140,23 @@ class Session:
         return self.module.signatures[ordinal].attrs.get("iree.abi.declaration")
 
     def cconv(self, function: str) -> tuple[str, str]:
-        return self.context.export_signature(function)
+        """(argument chars, result chars) of export `function`."""
+        chars = self._cconvs.get(function)
+        if chars is None:
+            chars = self._cconvs[function] = self.context.export_signature(function)
+        return chars
 
     def call(self, function: str, values: Sequence, *, download: bool = True) -> list:
         """Call with tooling values (BufferViews pass through as they are); returns tooling
         values, read back to the host unless `download` is False (then BufferView results stay
         on the device)."""
-        arg_chars, res_chars = self.cconv(function)
-        vm_args = [to_vm(v, ch, self.device) for v, ch in zip(values, arg_chars)]
+        arg_chars, res_chars = self._cconvs.get(function) or self.cconv(function)  # a call fewer
+        device = self.devices[0]
+        # BufferView arguments (DeviceArrays: the common case of a call) need no to_vm call.
+        vm_args = [v if ch == "r" and v.__class__ is BufferView else to_vm(v, ch, device)
+                   for v, ch in zip(values, arg_chars)]
         vm_results = self.context.call(function, vm_args)
-        return [from_vm(v, ch, self.device) if download or not isinstance(v, BufferView) else v
+        return [from_vm(v, ch, device) if download or not isinstance(v, BufferView) else v
                 for v, ch in zip(vm_results, res_chars)]
 
     def upload(self, value) -> BufferView:

@@ -58,6 +58,11 @@ class NativeModule(ABC):
         return self.functions().get(function_name)
 
 
+def _converts(chars: str) -> bool:
+    """Whether values of cconv fragment `chars` differ between host and raw form (not all refs)."""
+    return chars.strip("r") != ""
+
+
 class VmContext:
     """A bytecode module instantiated over a set of native modules."""
 
@@ -74,9 +79,10 @@ class VmContext:
         self.state = ModuleState(bytearray(module.state.global_bytes_capacity),
                                  [None] * module.state.global_ref_count, {})
         self.interpreter = Interpreter(module, bindings, self.state)
-        # export name -> (ordinal, cconv, argument chars, result chars), made on first call: the
-        # module cannot change, and `call` is the entry of every API call.
-        self._signatures: dict[str, tuple[int, str, str, str]] = {}
+        # export name -> (ordinal, cconv, argument chars, result chars, arguments need
+        # conversion, results need conversion), made on first call: the module cannot change,
+        # and `call` is the entry of every API call.
+        self._signatures: dict[str, tuple[int, str, str, str, bool, bool]] = {}
         self._closed = False
         exports = module.exports_by_name
         if run_init and "__init" in exports:
@@ -116,13 +122,12 @@ class VmContext:
 
     def export_signature(self, name: str) -> tuple[str, str]:
         """split_cconv(export_cconv(name)): the argument and result fragments."""
-        _, _, arg_chars, res_chars = self._signature(name)
-        return arg_chars, res_chars
+        return self._signature(name)[2:4]
 
     def _export(self, name: str) -> int:
         return self._signature(name)[0]
 
-    def _signature(self, name: str) -> tuple[int, str, str, str]:
+    def _signature(self, name: str) -> tuple[int, str, str, str, bool, bool]:
         signature = self._signatures.get(name)
         if signature is None:
             exports = self.module.exports_by_name
@@ -131,20 +136,24 @@ class VmContext:
                              status="NOT_FOUND")
             ordinal = exports[name]
             cconv = self.module.signatures[ordinal].cconv or "0v_v"
-            signature = self._signatures[name] = (ordinal, cconv, *split_cconv(cconv))
+            arg_chars, res_chars = split_cconv(cconv)
+            signature = self._signatures[name] = (ordinal, cconv, arg_chars, res_chars,
+                                                  _converts(arg_chars), _converts(res_chars))
         return signature
 
     def call(self, name: str, args: Sequence = ()) -> list:
         """Call export `name` with host values; returns host values in cconv order."""
-        ordinal, cconv, arg_chars, res_chars = self._signature(name)
+        ordinal, cconv, arg_chars, res_chars, convert_args, convert_results = \
+            self._signatures.get(name) or self._signature(name)  # a call fewer once cached
         if "C" in arg_chars:
             raise VmTrap(f"function '{name}' takes variadic arguments", status="UNIMPLEMENTED")
         if len(args) != len(arg_chars):
             raise VmTrap(f"function '{name}' expects {len(arg_chars)} arguments "
                          f"(cconv {cconv}), {len(args)} given", status="INVALID_ARGUMENT")
-        raw = [host_to_raw(ch, v) for ch, v in zip(arg_chars, args)]
+        # Refs are their own raw form: all-ref signatures (compiled models) skip the conversions.
+        raw = [host_to_raw(ch, v) for ch, v in zip(arg_chars, args)] if convert_args else args
         out = self.interpreter.invoke(ordinal, raw)
-        return [raw_to_host(ch, v) for ch, v in zip(res_chars, out)]
+        return [raw_to_host(ch, v) for ch, v in zip(res_chars, out)] if convert_results else out
 
     def call_raw(self, name: str, args: Sequence = ()) -> list:
         """Like `call`, but with raw values (u32 / u64 ints, f32/f64 as bit patterns)."""

@@ -143,27 +143,9 @@ typedef struct {
 } iree_hal_executable_library_v0_t;
 """
 
-HELPER_CDEF = """
-#define PROT_NONE ...
-#define PROT_READ ...
-#define PROT_WRITE ...
-#define PROT_EXEC ...
-
-void* lx_map(size_t size, int* out_errno);
-int lx_protect(void* addr, size_t size, int prot);
-int lx_unmap(void* addr, size_t size);
-size_t lx_page_size(void);
-
-void lx_environment_init(iree_hal_executable_environment_v0_t* env);
-void* lx_host_import(const char* name);
-const iree_hal_executable_library_header_t** lx_call_query(
-    void* query_fn, uint32_t max_version, const iree_hal_executable_environment_v0_t* env);
-void lx_call_init(void* fn);
-
+# Types shared by the declarations (cffi) and the C source.
+HELPER_TYPES = """
 typedef struct lx_pool lx_pool_t;
-lx_pool_t* lx_pool_create(uint32_t worker_count);
-void lx_pool_destroy(lx_pool_t* pool);
-uint32_t lx_pool_size(const lx_pool_t* pool);
 
 typedef struct {
     int32_t status;          /* 0 ok; kernel's return value; -1 local memory allocation failed */
@@ -173,10 +155,6 @@ typedef struct {
     uint64_t workgroups_run;
     uint32_t step;           /* lx_program_run: the failing step */
 } lx_dispatch_result_t;
-
-int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
-                void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
-                uint32_t local_memory_size, lx_dispatch_result_t* out);
 
 /* One dispatch of a program (see lx_program_run). */
 typedef struct {
@@ -200,6 +178,32 @@ typedef struct {
     uint64_t offset;
     uint64_t length;
 } lx_step_binding_t;
+"""
+
+HELPER_CDEF = """
+#define PROT_NONE ...
+#define PROT_READ ...
+#define PROT_WRITE ...
+#define PROT_EXEC ...
+
+void* lx_map(size_t size, int* out_errno);
+int lx_protect(void* addr, size_t size, int prot);
+int lx_unmap(void* addr, size_t size);
+size_t lx_page_size(void);
+
+void lx_environment_init(iree_hal_executable_environment_v0_t* env);
+void* lx_host_import(const char* name);
+const iree_hal_executable_library_header_t** lx_call_query(
+    void* query_fn, uint32_t max_version, const iree_hal_executable_environment_v0_t* env);
+void lx_call_init(void* fn);
+
+lx_pool_t* lx_pool_create(uint32_t worker_count);
+void lx_pool_destroy(lx_pool_t* pool);
+uint32_t lx_pool_size(const lx_pool_t* pool);
+
+int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
+                void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
+                uint32_t local_memory_size, lx_dispatch_result_t* out);
 
 int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
                    uint32_t step_count, const lx_step_binding_t* bindings,
@@ -221,7 +225,7 @@ SOURCE = r"""
 #include <cpuid.h>
 #include <xmmintrin.h>
 #endif
-""" + ABI_CDEF + r"""
+""" + ABI_CDEF + HELPER_TYPES + r"""
 
 /* ---- pages ---------------------------------------------------------------------------- */
 
@@ -319,37 +323,6 @@ const iree_hal_executable_library_header_t** lx_call_query(
 void lx_call_init(void* fn) { ((void (*)(void))fn)(); }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
-
-typedef struct lx_pool lx_pool_t;
-typedef struct {
-    int32_t status;
-    uint32_t workgroup_id_x;
-    uint32_t workgroup_id_y;
-    uint32_t workgroup_id_z;
-    uint64_t workgroups_run;
-    uint32_t step;
-} lx_dispatch_result_t;
-
-typedef struct {
-    void* function;
-    const iree_hal_executable_environment_v0_t* environment;
-    const uint32_t* constants;
-    uint16_t constant_count;
-    uint8_t binding_count;
-    uint8_t sequential;
-    uint32_t local_memory_size;
-    uint32_t workgroup_size[3];
-    uint32_t workgroup_count[3];
-    uint32_t first_binding;
-    uint32_t cost_ns;
-} lx_step_t;
-
-typedef struct {
-    uint32_t source;
-    uint32_t whole;
-    uint64_t offset;
-    uint64_t length;
-} lx_step_binding_t;
 
 typedef struct {
     const iree_hal_executable_environment_v0_t* env;
@@ -697,7 +670,7 @@ int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
 """
 
 ffibuilder = FFI()
-ffibuilder.cdef(ABI_CDEF + HELPER_CDEF)
+ffibuilder.cdef(ABI_CDEF + HELPER_TYPES + HELPER_CDEF)
 ffibuilder.set_source("amdgpu_cli.drivers.local._dispatch", SOURCE,
                       extra_compile_args=["-O2", "-std=gnu11", "-Wall", "-Wextra"],
                       libraries=["pthread"])
