@@ -409,3 +409,14 @@ def resolve_ref(ref: BufferRef, binding_table=()) -> tuple[Buffer, int, int]:
         raise HalError(f"range [{ref.offset}, {ref.offset + length}) is outside binding slot "
                        f"{ref.slot} of {slot_length} bytes", status="OUT_OF_RANGE")
     return buffer, offset + ref.offset, length
+
+
+def resolve_copy(command: CopyCommand, binding_table=()) -> tuple[Buffer, int, Buffer, int, int]:
+    """(source, source offset, target, target offset, length) of a recorded copy, whose two
+    resolved spans must be the same length."""
+    source, source_offset, length = resolve_ref(command.source, binding_table)
+    target, target_offset, target_length = resolve_ref(command.target, binding_table)
+    if target_length != length:
+        raise HalError("copy spans between source and target must match",
+                       status="INVALID_ARGUMENT")
+    return source, source_offset, target, target_offset, length

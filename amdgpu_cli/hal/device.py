@@ -30,6 +30,7 @@ from amdgpu_cli.hal.command_buffer import (
     FillCommand,
     UpdateCommand,
     _pattern,
+    resolve_copy,
     resolve_ref,
 )
 from amdgpu_cli.hal.enums import HalError, MemoryAccess, normalize_queue_affinity
@@ -208,11 +209,7 @@ class HostQueueDevice(Device):
                 buffer, offset, length = resolve_ref(command.target, binding_table)
                 buffer.write(offset, command.source[:length])
             elif isinstance(command, CopyCommand):
-                src, src_offset, length = resolve_ref(command.source, binding_table)
-                dst, dst_offset, dst_length = resolve_ref(command.target, binding_table)
-                if dst_length != length:
-                    raise HalError("copy spans between source and target must match",
-                                   status="INVALID_ARGUMENT")
+                src, src_offset, dst, dst_offset, length = resolve_copy(command, binding_table)
                 dst.copy_from(src, src_offset, dst_offset, length)
             elif isinstance(command, CollectiveCommand):
                 raise HalError("collectives are not supported on this device",

@@ -203,3 +203,16 @@ def _set_env(key: str, value: str | None) -> None:
 def private_softhsa(softhsa_lib: Path, tmp_path_factory) -> SoftHsa:
     """A `SoftHsa` over a private copy of the session's build (for a module-scoped fixture)."""
     return SoftHsa(softhsa_lib, tmp_path_factory.mktemp("softhsa-private"))
+
+
+def rejected_config(s: SoftHsa, text: str, tmp_path: Path, monkeypatch, capfd) -> tuple[str, Path]:
+    """hsa_init with SOFTHSA_CONFIG naming a file holding `text`, which must make it fail with
+    HSA_STATUS_ERROR and leave the runtime down; returns (what it printed on stderr, the file)."""
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    monkeypatch.setenv("SOFTHSA_CONFIG", str(path))
+    capfd.readouterr()
+    assert s.lib.hsa_init() == C.HSA_STATUS_ERROR
+    err = capfd.readouterr().err
+    assert s.lib.hsa_shut_down() == C.HSA_STATUS_ERROR_NOT_INITIALIZED
+    return err, path

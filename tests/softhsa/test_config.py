@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hsa_ffi import constants as C
-from tests.softhsa.session import GiB, THREE_GPUS, private_softhsa
+from tests.softhsa.session import GiB, THREE_GPUS, private_softhsa, rejected_config
 
 
 @pytest.fixture(scope="module")
@@ -178,14 +178,8 @@ def test_ambiguous_uuid_prefix_ends_the_list(shsa):
     ('{"log": "a\\qb"}', "invalid JSON at byte 12: bad escape in string"),
 ])
 def test_bad_configuration_fails_hsa_init_with_one_line(shsa, tmp_path, monkeypatch, capfd, text, names):
-    path = tmp_path / "bad.json"
-    path.write_text(text)
-    monkeypatch.setenv("SOFTHSA_CONFIG", str(path))
-    capfd.readouterr()
-    assert shsa.lib.hsa_init() == C.HSA_STATUS_ERROR
-    err = capfd.readouterr().err
+    err, path = rejected_config(shsa, text, tmp_path, monkeypatch, capfd)
     assert err.count("\n") == 1 and names in err and str(path) in err
-    assert shsa.lib.hsa_shut_down() == C.HSA_STATUS_ERROR_NOT_INITIALIZED
 
 
 def test_json_escapes_and_numbers_are_read(shsa):

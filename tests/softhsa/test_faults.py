@@ -9,32 +9,18 @@ and `queue_inactive_signal` holds the status. Statuses are the header constants 
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
 from hsa_ffi import constants as C
-from tests.softhsa.session import private_softhsa
-from tests.softhsa.test_queue import Ring
+from tests.softhsa.session import private_softhsa, rejected_config
+from tests.softhsa.test_queue import error_queue
 
 
 @pytest.fixture(scope="module")
 def shsa(softhsa_lib, tmp_path_factory):
     return private_softhsa(softhsa_lib, tmp_path_factory)
-
-
-def _failing_queue(s, gpu):
-    """(ring, calls, called, callback): a queue whose error callback records (status, queue)."""
-    calls = []
-    called = threading.Event()
-
-    @s.ffi.callback("void(hsa_status_t, hsa_queue_t*, void*)")
-    def on_error(status, source, _data):
-        calls.append((status, int(s.ffi.cast("uintptr_t", source))))
-        called.set()
-
-    return Ring(s, s.queue(gpu, 64, on_error)), calls, called, on_error
 
 
 def _run_barriers(s, ring, count: int) -> list:
@@ -64,14 +50,14 @@ def test_each_queue_fails_in_place_of_packet_n(shsa, name, status):
     with shsa.running(config) as s:
         gpu = s.gpus()[0]
         for _ in range(2):  # the count is per queue: a second queue also runs exactly 3
-            ring, calls, called, _keep = _failing_queue(s, gpu)
+            ring, calls, called, _keep = error_queue(s, gpu)
             signals = _run_barriers(s, ring, 6)
             _assert_failed_at(s, ring, calls, called, signals, 3, status)
 
 
 def test_the_default_status_is_exception_and_zero_fails_the_first_packet(shsa):
     with shsa.running({"faults": {"queue_error_after_packets": 0}}) as s:
-        ring, calls, called, _keep = _failing_queue(s, s.gpus()[0])
+        ring, calls, called, _keep = error_queue(s, s.gpus()[0])
         signals = _run_barriers(s, ring, 2)
         _assert_failed_at(s, ring, calls, called, signals, 0, C.HSA_STATUS_ERROR_EXCEPTION)
 
@@ -83,10 +69,10 @@ def test_a_gpu_entry_overrides_the_top_level(shsa):
                          {**gpu, "faults": {"queue_error_after_packets": 1000}}]}
     with shsa.running(config) as s:
         first, second = s.gpus()
-        ring, calls, called, _keep = _failing_queue(s, first)
+        ring, calls, called, _keep = error_queue(s, first)
         signals = _run_barriers(s, ring, 4)
         _assert_failed_at(s, ring, calls, called, signals, 1, C.HSA_STATUS_ERROR_MEMORY_FAULT)
-        healthy, healthy_calls, _, _keep2 = _failing_queue(s, second)
+        healthy, healthy_calls, _, _keep2 = error_queue(s, second)
         signals = _run_barriers(s, healthy, 70)  # wraps the 64-slot ring
         assert s.wait_eq(signals[-1], 0) == 0
         assert healthy_calls == [] and healthy.read_index() == 70
@@ -94,7 +80,7 @@ def test_a_gpu_entry_overrides_the_top_level(shsa):
 
 def test_no_faults_key_means_no_fault(shsa):
     with shsa.running() as s:
-        ring, calls, _, _keep = _failing_queue(s, s.gpus()[0])
+        ring, calls, _, _keep = error_queue(s, s.gpus()[0])
         signals = _run_barriers(s, ring, 100)
         assert s.wait_eq(signals[-1], 0) == 0 and calls == []
 
@@ -110,11 +96,5 @@ def test_no_faults_key_means_no_fault(shsa):
     ('{"cpus": [{"faults": {}}]}', "cpus[0].faults: unknown key"),
 ])
 def test_bad_faults_fail_hsa_init_with_one_line(shsa, tmp_path, monkeypatch, capfd, text, names):
-    path = tmp_path / "bad.json"
-    path.write_text(text)
-    monkeypatch.setenv("SOFTHSA_CONFIG", str(path))
-    capfd.readouterr()
-    assert shsa.lib.hsa_init() == C.HSA_STATUS_ERROR
-    err = capfd.readouterr().err
+    err, _ = rejected_config(shsa, text, tmp_path, monkeypatch, capfd)
     assert err.count("\n") == 1 and names in err, err
-    assert shsa.lib.hsa_shut_down() == C.HSA_STATUS_ERROR_NOT_INITIALIZED

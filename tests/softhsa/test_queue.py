@@ -302,7 +302,9 @@ def test_timestamps_are_monotonic_and_match_dispatch_time(gpu_ring):
 # ---- errors and shut-down ----
 
 
-def _error_queue(s):
+def error_queue(s, gpu):
+    """(ring, calls, called, callback): a queue on `gpu` whose error callback records
+    (status, queue) in `calls` and sets `called`; keep `callback` alive while the queue is."""
     calls = []
     called = threading.Event()
 
@@ -311,8 +313,7 @@ def _error_queue(s):
         calls.append((status, int(s.ffi.cast("uintptr_t", source))))
         called.set()
 
-    queue = s.queue(s.gpus()[0], 64, on_error)
-    return Ring(s, queue), calls, called, on_error
+    return Ring(s, s.queue(gpu, 64, on_error)), calls, called, on_error
 
 
 @pytest.mark.parametrize(("first_word", "status"), [
@@ -324,7 +325,7 @@ def _error_queue(s):
 ])
 def test_bad_packet_reaches_the_error_callback_once_and_stops_the_queue(shsa, first_word, status):
     with shsa.running() as s:
-        ring, calls, called, _keep = _error_queue(s)
+        ring, calls, called, _keep = error_queue(s, s.gpus()[0])
         before, after = s.signal(1), s.signal(1)
         ring.barrier_and(completion=before)
         bad = ring.reserve()

@@ -48,6 +48,7 @@ from amdgpu_cli.hal.command_buffer import (
     ExecutionBarrierCommand,
     FillCommand,
     UpdateCommand,
+    resolve_copy,
     resolve_ref,
 )
 from amdgpu_cli.hal.enums import BufferUsage, DispatchFlags, HalError, MemoryType
@@ -216,12 +217,7 @@ class Program:
                 buffer, offset, length = resolve_ref(command.target, binding_table)
                 self.fill(buffer, offset, length, command.pattern)
             elif isinstance(command, CopyCommand):
-                source, source_offset, length = resolve_ref(command.source, binding_table)
-                target, target_offset, target_length = resolve_ref(command.target, binding_table)
-                if target_length != length:
-                    raise HalError("copy spans between source and target must match",
-                                   status="INVALID_ARGUMENT")
-                self.copy(source, source_offset, target, target_offset, length)
+                self.copy(*resolve_copy(command, binding_table))
             elif isinstance(command, UpdateCommand):
                 target, offset, length = resolve_ref(command.target, binding_table)
                 self.update(command.source[:length], target, offset)
