@@ -7,8 +7,6 @@ stderr, the exit status and the files written are exactly those of the same run 
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus_util import compile_one
+from tests.iree_tools import iree_compile_or_skip
 
 CONSOLE = "from amdgpu_cli.cli.main import run_main; run_main()"
 WITH_ARGV = "import sys; from amdgpu_cli.cli.main import run_main; run_main(sys.argv[1:])"
@@ -23,8 +22,7 @@ WITH_ARGV = "import sys; from amdgpu_cli.cli.main import run_main; run_main(sys.
 
 @pytest.fixture(scope="module")
 def scalars(tmp_path_factory) -> str:
-    if not (os.environ.get("IREE_COMPILE") or shutil.which("iree-compile")):
-        pytest.skip("iree-compile not on PATH")
+    iree_compile_or_skip()
     mlir = Path(__file__).parent / "corpus" / "scalars.mlir"
     return str(compile_one(mlir, tmp_path_factory.mktemp("scalars")))
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.iree_tools import iree_compile_or_skip
+
 DEBIAN_LIBHSA = Path("/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1")
 _ENTRY = "import sys; from amdgpu_cli.cli.main import {0}; {0}(sys.argv[1:])"
 
@@ -42,11 +44,7 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 @pytest.fixture(scope="session")
 def amdgpu_vmfb(tmp_path_factory) -> Path:
     """A tiny module compiled for the amdgpu target (gfx942) with the installed iree-compile."""
-    import shutil
-
-    compiler = os.environ.get("IREE_COMPILE") or shutil.which("iree-compile")
-    if not compiler:
-        pytest.skip("iree-compile not on PATH")
+    compiler = iree_compile_or_skip()
     out = tmp_path_factory.mktemp("amdgpu_vmfb")
     (out / "add.mlir").write_text(ADD_MLIR)
     subprocess.run([compiler, "--iree-hal-target-device=amdgpu", "--iree-rocm-target=gfx942",

@@ -20,8 +20,6 @@ tests/test_amdgpu_corpus.py), and that comparison is skipped on amdgpu with that
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import threading
 import time
@@ -45,6 +43,7 @@ from amdgpu_cli.hal.registry import default_registry
 from amdgpu_cli.tooling.run import Session
 from amdgpu_cli.tooling.values import Tensor
 from tests.drivers.amdgpu.softhsa_agents import private_softhsa
+from tests.iree_tools import iree_compile_or_skip
 
 GIB = 1 << 30
 TIMEOUT = 10.0  # seconds; generous, only a hang reaches it
@@ -519,9 +518,8 @@ def dispatch_modules(tmp_path_factory):
     """compile target -> .vmfb of DISPATCH_MLIR, compiled on first use."""
     from examples.compile import target_flags
 
-    compiler = os.environ.get("IREE_COMPILE") or shutil.which("iree-compile")
-    if not compiler:
-        pytest.skip("iree-compile not on PATH: the dispatch module is compiled at test time")
+    compiler = iree_compile_or_skip(
+        "iree-compile not on PATH: the dispatch module is compiled at test time")
     out = tmp_path_factory.mktemp("dispatch_modules")
     source = out / "mix.mlir"
     source.write_text(DISPATCH_MLIR)

@@ -16,8 +16,6 @@ RESOURCE_EXHAUSTED) and IREE's semaphore rules (a timed-out wait is DEADLINE_EXC
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -34,6 +32,7 @@ from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.registry import default_registry
 from amdgpu_cli.tooling.run import Session
 from amdgpu_cli.tooling.values import Tensor
+from tests.iree_tools import iree_compile_or_skip
 
 from .softhsa_agents import private_softhsa
 
@@ -84,9 +83,8 @@ def modules(tmp_path_factory) -> dict[str, Path]:
     """{"gfx942", "gfx1100", "patched"}: .vmfb paths (see the module docstring)."""
     from examples.compile import target_flags
 
-    compiler = os.environ.get("IREE_COMPILE") or shutil.which("iree-compile")
-    if not compiler:
-        pytest.skip("iree-compile not on PATH: the fault modules are compiled at test time")
+    compiler = iree_compile_or_skip(
+        "iree-compile not on PATH: the fault modules are compiled at test time")
     out = tmp_path_factory.mktemp("fault_modules")
     source = out / "faults.mlir"
     source.write_text(MODULE_MLIR)
