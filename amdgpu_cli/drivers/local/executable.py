@@ -130,6 +130,17 @@ def dispatch_failure(plan: _ExportPlan, status: int, result) -> AmdgpuCliError:
                          f"({result.workgroup_id_x}, {result.workgroup_id_y}, {result.workgroup_id_z})")
 
 
+def valid_workgroup_count(x: int, y: int, z: int) -> bool:
+    """Whether a grid fits the dispatch state's fields (x, y: u32; z: u16)."""
+    return 0 <= x < 1 << 32 and 0 <= y < 1 << 32 and 0 <= z < 1 << 16
+
+
+def _check_workgroup_count(x: int, y: int, z: int) -> None:
+    if not valid_workgroup_count(x, y, z):
+        raise AmdgpuCliError(f"workgroup count {(x, y, z)} out of range (x, y < 2^32, z < 2^16)",
+                             status="OUT_OF_RANGE")
+
+
 def _valid_size(size) -> bool:
     return (len(size) == 3 and 0 < size[0] < 1 << 32 and 0 < size[1] < 1 << 32
             and 0 < size[2] < 1 << 16)
@@ -201,9 +212,7 @@ class LocalExecutable:
         count = [int(v) for v in workgroup_count]
         if len(count) != 3:
             raise AmdgpuCliError(f"workgroup count needs 3 values, got {len(count)}")
-        if not (0 <= count[0] < 1 << 32 and 0 <= count[1] < 1 << 32 and 0 <= count[2] < 1 << 16):
-            raise AmdgpuCliError(f"workgroup count {tuple(count)} out of range (x, y < 2^32, z < 2^16)",
-                                 status="OUT_OF_RANGE")
+        _check_workgroup_count(*count)
         if len(constants) != export.constant_count:
             raise AmdgpuCliError(f"{export.name} takes {export.constant_count} constants, got {len(constants)}")
         if len(bindings) != export.binding_count:
@@ -338,9 +347,7 @@ class PreparedDispatch:
             raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
         plan = self._plan
         x, y, z = workgroup_count
-        if not (0 <= x < 1 << 32 and 0 <= y < 1 << 32 and 0 <= z < 1 << 16):
-            raise AmdgpuCliError(f"workgroup count {(x, y, z)} out of range (x, y < 2^32, z < 2^16)",
-                                 status="OUT_OF_RANGE")
+        _check_workgroup_count(x, y, z)
         if len(addresses) != plan.binding_count:
             raise AmdgpuCliError(f"{plan.name} takes {plan.binding_count} bindings, got {len(addresses)}")
         pointer_array = ffi.new("uintptr_t[]", addresses or [0])

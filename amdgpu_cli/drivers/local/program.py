@@ -31,7 +31,8 @@ from amdgpu_cli.hal.command_buffer import (AdviseBufferCommand, DebugGroupComman
 from amdgpu_cli.hal.enums import WHOLE_BUFFER, HalError, MemoryAccess
 
 from ._dispatch import ffi, lib
-from .executable import BINDING_ALIGNMENT, PreparedDispatch, default_pool, dispatch_failure
+from .executable import (BINDING_ALIGNMENT, PreparedDispatch, default_pool, dispatch_failure,
+                         valid_workgroup_count)
 
 _ACCESS_ANY = int(MemoryAccess.ANY)
 _NO_WORK = (ExecutionBarrierCommand, DebugGroupCommand, AdviseBufferCommand)
@@ -118,8 +119,7 @@ class ReplayProgram:
         executable = command.executable
         if command.workgroup_count_ref is not None or not isinstance(executable, LocalHalExecutable):
             raise _NotReplayable("indirect or foreign dispatch")
-        x, y, z = command.workgroup_count
-        if not (0 <= x < 1 << 32 and 0 <= y < 1 << 32 and 0 <= z < 1 << 16):
+        if not valid_workgroup_count(*command.workgroup_count):
             raise _NotReplayable("workgroup count")
         try:
             prepared = executable.prepare_dispatch(command.entry_point, command.constants,
