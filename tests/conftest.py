@@ -6,6 +6,8 @@ iree_bundles:  session-scoped {key: Path} of real .ireeprof bundles built with
 iree_profile:  callable(args) -> CompletedProcess running the real iree-profile.
 corpus_build:  session-scoped ({stem: vmfb Path}, {stem: compile error}) of tests/corpus/*.mlir
                compiled for llvm-cpu (IREE_CORPUS_CACHE=DIR keeps them between sessions).
+vmfbs:         corpus_build's modules, failing on compile errors.
+iree_run:      callable(args) -> CompletedProcess running the real iree-run-module.
 jsonl_rows:    helper, parse JSON-lines text into a list of dicts.
 """
 
@@ -64,6 +66,27 @@ def corpus_build(tmp_path_factory):
     errors: dict[str, str] = {}
     vmfbs = compile_corpus(out_dir, jobs=2, errors=errors)
     return vmfbs, errors
+
+
+@pytest.fixture(scope="session")
+def vmfbs(corpus_build) -> dict[str, Path]:
+    """{stem: vmfb Path} of the corpus; compile errors fail the test."""
+    built, errors = corpus_build
+    assert not errors, f"corpus models failed to compile: {errors}"
+    return built
+
+
+@pytest.fixture(scope="session")
+def iree_run():
+    """`iree_run(args) -> CompletedProcess`: iree-run-module ($IREE_RUN_MODULE or PATH), text I/O."""
+    binary = os.environ.get("IREE_RUN_MODULE") or shutil.which("iree-run-module")
+    if not binary:
+        pytest.skip("iree-run-module not on PATH")
+
+    def call(args) -> subprocess.CompletedProcess:
+        return subprocess.run([binary, *map(str, args)], capture_output=True, text=True,
+                              timeout=120)
+    return call
 
 
 # ---- softhsa (tests/softhsa): the software HSA runtime the amdgpu tests run against ----

@@ -13,9 +13,7 @@ Set IREE_CORPUS_CACHE=DIR to reuse compiled modules between runs.
 from __future__ import annotations
 
 import io
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -30,29 +28,6 @@ CASES = load_corpus()
 
 # Case id -> why our run differs from iree-run-module today.
 KNOWN_GAPS: dict[str, str] = {}
-
-
-def _tool(env: str, name: str) -> str | None:
-    return os.environ.get(env) or shutil.which(name)
-
-
-@pytest.fixture(scope="session")
-def vmfbs(corpus_build) -> dict[str, Path]:
-    built, errors = corpus_build
-    assert not errors, f"corpus models failed to compile: {errors}"
-    return built
-
-
-@pytest.fixture(scope="session")
-def iree_run():
-    binary = _tool("IREE_RUN_MODULE", "iree-run-module")
-    if not binary:
-        pytest.skip("iree-run-module not on PATH")
-
-    def call(args) -> subprocess.CompletedProcess:
-        return subprocess.run([binary, *map(str, args)], capture_output=True, text=True,
-                              timeout=120)
-    return call
 
 
 def _ours(vmfb: Path, args: list[str]) -> tuple[str, str | None]:

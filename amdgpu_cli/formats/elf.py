@@ -16,7 +16,6 @@ DT_INIT / DT_INIT_ARRAY. Sources: the System V gABI and x86-64 psABI; IREE
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from amdgpu_cli.errors import AmdgpuCliError
@@ -108,18 +107,23 @@ class Relocation(NamedTuple):
     addend: int
 
 
-@dataclass
 class ElfImage:
-    """A parsed, bounds-checked ELF64 object. `data` is the whole file."""
+    """A parsed, bounds-checked ELF64 object. `data` is the whole file; the parser fills in the
+    dynamic section, symbols, relocations and init entries after construction."""
 
-    data: bytes
-    header: ElfHeader
-    program_headers: list[ProgramHeader]
-    dynamic: list[tuple[int, int]] = field(default_factory=list)
-    symbols: list[Symbol] = field(default_factory=list)
-    relocations: list[Relocation] = field(default_factory=list)
-    init_function: int | None = None  # DT_INIT vaddr
-    init_array: tuple[int, int] | None = None  # DT_INIT_ARRAY (vaddr, entry count); entries read after relocation
+    __slots__ = ("data", "header", "program_headers", "dynamic", "symbols", "relocations",
+                 "init_function", "init_array")
+
+    def __init__(self, data: bytes, header: ElfHeader, program_headers: list[ProgramHeader]):
+        self.data = data
+        self.header = header
+        self.program_headers = program_headers
+        self.dynamic: list[tuple[int, int]] = []
+        self.symbols: list[Symbol] = []
+        self.relocations: list[Relocation] = []
+        self.init_function: int | None = None  # DT_INIT vaddr
+        # DT_INIT_ARRAY (vaddr, entry count); the entries are read after relocation
+        self.init_array: tuple[int, int] | None = None
 
     @property
     def load_segments(self) -> list[ProgramHeader]:

@@ -1,7 +1,7 @@
 """CommandBuffer: a recorded, validated list of commands that a device queue executes later.
 
 Owns the recording state machine (initial -> recording (begin) -> executable (end); one-shot buffers
-are begun by the VM on create), the command dataclasses drivers consume (barrier, fill, update, copy,
+are begun by the VM on create), the command records (NamedTuples) drivers consume (barrier, fill, update, copy,
 dispatch, indirect dispatch, collective, debug groups, advise) and IREE's recording-time validation
 (command_buffer_validation.c): category allowed, state, binding slots < binding_capacity, direct
 buffers' usage/memory type/range, fill pattern size and alignment, copy lengths equal and direct
@@ -17,7 +17,6 @@ Threading: record from one thread; once ended it is immutable and may be execute
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from typing import NamedTuple
 
@@ -40,21 +39,13 @@ MAX_UPDATE_BYTES = 64 * 1024
 _ONE_SHOT = int(CommandBufferMode.ONE_SHOT)
 
 
-@dataclasses.dataclass(frozen=True)
-class BufferRef:
+class BufferRef(NamedTuple):
+    """A recorded command's buffer range: a buffer (direct), or binding-table slot `slot` when
+    `buffer` is None (indirect, resolved when the command buffer executes)."""
     buffer: Buffer | None
     offset: int = 0
     length: int = WHOLE_BUFFER
     slot: int = 0
-
-    def __init__(self, buffer: Buffer | None, offset: int = 0, length: int = WHOLE_BUFFER,
-                 slot: int = 0):
-        # What the frozen dataclass's __init__ does, without object.__setattr__ per field.
-        fields = self.__dict__
-        fields["buffer"] = buffer
-        fields["offset"] = offset
-        fields["length"] = length
-        fields["slot"] = slot
 
     @classmethod
     def direct(cls, buffer: Buffer, offset: int = 0, length: int = WHOLE_BUFFER) -> BufferRef:
@@ -65,18 +56,12 @@ class BufferRef:
         return cls(None, offset, length, slot)
 
 
-@dataclasses.dataclass(frozen=True)
-class Binding:
-    """One binding-table entry, as hal.device.queue.execute.indirect passes them."""
+class Binding(NamedTuple):
+    """One binding-table entry: what hal.device.queue.execute.indirect passes as a plain
+    (buffer, offset, length) tuple, named."""
     buffer: Buffer | None
     offset: int = 0
     length: int = WHOLE_BUFFER
-
-    def __init__(self, buffer: Buffer | None, offset: int = 0, length: int = WHOLE_BUFFER):
-        fields = self.__dict__  # as the frozen dataclass's __init__, minus object.__setattr__
-        fields["buffer"] = buffer
-        fields["offset"] = offset
-        fields["length"] = length
 
 
 class ExecutionBarrierCommand(NamedTuple):
@@ -287,7 +272,7 @@ class CommandBuffer:
         if self.validated and length > MAX_UPDATE_BYTES:
             raise HalError(f"update of {length} bytes exceeds the {MAX_UPDATE_BYTES}-byte limit",
                            status="INVALID_ARGUMENT")
-        target = dataclasses.replace(target, length=length)
+        target = target._replace(length=length)
         self._validate_ref(target, BufferUsage.TRANSFER_TARGET)
         self._record(UpdateCommand(bytes(source[source_offset:source_offset + length]), target,
                                    flags))
@@ -349,7 +334,7 @@ class CommandBuffer:
             if workgroup_count_ref.offset % 4:
                 raise HalError(f"workgroup count offset {workgroup_count_ref.offset} is not 4-byte "
                                f"aligned", status="INVALID_ARGUMENT")
-            self._validate_ref(dataclasses.replace(workgroup_count_ref, length=12),
+            self._validate_ref(workgroup_count_ref._replace(length=12),
                                BufferUsage.DISPATCH_INDIRECT_PARAMETERS)
         self._validate_dispatch(executable, entry_point, constants, bindings)
         flags = DispatchFlags(flags)
@@ -394,9 +379,9 @@ def resolve_ref(ref: BufferRef, binding_table=()) -> tuple[Buffer, int, int]:
         raise HalError(f"binding table slot {ref.slot} out of range; table has "
                        f"{len(binding_table)} entries", status="OUT_OF_RANGE")
     binding = binding_table[ref.slot]
-    # hal.device.queue.execute.indirect passes the VM's (buffer, offset, length) tuples as they are.
-    buffer, offset, slot_size = binding if isinstance(binding, tuple) else (
-        binding.buffer, binding.offset, binding.length)
+    # A Binding, or the VM's (buffer, offset, length) tuple as hal.device.queue.execute.indirect
+    # passes it.
+    buffer, offset, slot_size = binding
     if buffer is None:
         raise HalError(f"binding table slot {ref.slot} requires a buffer but none was provided",
                        status="INVALID_ARGUMENT")

@@ -8,11 +8,10 @@ ordinal (`0`), or a driver-specific identifier (`GPU-<uuid>`, `0,1`). `params` a
 from __future__ import annotations
 
 import abc
-import dataclasses
+from typing import NamedTuple
 
 
-@dataclasses.dataclass(frozen=True)
-class DeviceInfo:
+class DeviceInfo(NamedTuple):
     device_id: int
     path: str
     name: str

@@ -11,13 +11,12 @@ Sources: IREE runtime/src/iree/hal/executable.h, executable_cache.h.
 from __future__ import annotations
 
 import abc
-import dataclasses
+from typing import NamedTuple
 
 from amdgpu_cli.hal.enums import HalError
 
 
-@dataclasses.dataclass(frozen=True)
-class ExportInfo:
+class ExportInfo(NamedTuple):
     name: str
     workgroup_size: tuple[int, int, int] = (1, 1, 1)
     constant_count: int = 0

@@ -39,8 +39,6 @@ import math
 import struct
 from typing import Callable, NamedTuple, Sequence
 
-import numpy as np
-
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import Instruction, verify
@@ -194,6 +192,20 @@ def _f32_to_u64(x: float) -> int:
     if x != x or x >= 18446744073709551616.0 or x <= -9223372036854775809.0:
         return SIGN64
     return int(x) & M64
+
+
+def _int_to_f32(v: int) -> float:
+    """(float)v for a 64-bit integer: rounded once, to nearest even, straight to f32 (going through
+    a double would round twice and could land one f32 step off on a tie)."""
+    magnitude = -v if v < 0 else v
+    shift = magnitude.bit_length() - 24  # f32 keeps 24 significant bits
+    if shift > 0:
+        kept, dropped = magnitude >> shift, magnitude & ((1 << shift) - 1)
+        half = 1 << (shift - 1)
+        if dropped > half or (dropped == half and kept & 1):
+            kept += 1
+        magnitude = kept << shift
+    return float(-magnitude if v < 0 else magnitude)
 
 
 def _fpowi(base: float, n: int, rnd) -> float:
@@ -415,7 +427,7 @@ class Interpreter:
             else:
                 body.append(ins)
         builder = _Builder(self, block_index, results)
-        code = []
+        code = builder.code
         for ins in body:
             try:
                 code.append(builder.build(ins))
@@ -597,6 +609,7 @@ class _Builder:
         self.state = interp.state
         self.block_index = block_index
         self.results = results
+        self.code: list = []  # the ops built so far; an op's index is len(code) while it is built
 
     # helpers ------------------------------------------------------------------------------------
 
@@ -993,8 +1006,8 @@ class _Builder:
             "ext.i32.i64.u": (r32, lambda v: v, w64),
             "cast.si32.f32": (r32, lambda v: float(s32(v)), wf32),
             "cast.ui32.f32": (r32, float, wf32),
-            "cast.si64.f32": (r64, lambda v: float(np.float32(np.int64(s64(v)))), wf32),
-            "cast.ui64.f32": (r64, lambda v: float(np.float32(np.uint64(v))), wf32),
+            "cast.si64.f32": (r64, lambda v: _int_to_f32(s64(v)), wf32),
+            "cast.ui64.f32": (r64, _int_to_f32, wf32),
             "cast.f32.si32": (f32r, lambda x: _libm.lroundf(x), w32),
             "cast.f32.ui32": (f32r, lambda x: _libm.llroundf(x), w32),
             "cast.f32.si64": (f32r, lambda x: _libm.llroundf(x), w64),
@@ -1679,8 +1692,25 @@ class _Builder:
             regs.extend(_registers(ch, reg))
         fn = binding.fn
         direct = isinstance(fn, TrappingImport)
-        factory = _import_op_factory(tuple(shape), res_chars, direct)
-        return factory(fn.function if direct else fn, resume, name, *regs)
+        shape = tuple(shape)
+        factory = _import_factories.get((shape, res_chars, direct))
+        if factory is not None:
+            return factory(fn.function if direct else fn, resume, name, *regs)
+        # No site of this shape has run twice yet: run this one by walking its shape, and
+        # generate its code only if it runs again. Most sites of a process run once (`__init`'s,
+        # and each of a CLI run's single call), and compiling them is a few ms of every start.
+        code, pc = self.code, len(self.code)
+        runs = 0
+
+        def op(i, r):
+            nonlocal runs
+            runs += 1
+            if runs == 1:
+                return _walk_import_call(i, r, fn, shape, res_chars, regs, name, resume)
+            factory = _import_op_factory(shape, res_chars, direct)
+            compiled = code[pc] = factory(fn.function if direct else fn, resume, name, *regs)
+            return compiled(i, r)
+        return op
 
 
 # -- import calls ---------------------------------------------------------------------------------
@@ -1714,6 +1744,43 @@ _IMPORT_WRITE = {
 def _registers(ch: str, reg) -> tuple[int, ...]:
     """The register(s) an operand of cconv char `ch` names: an i64/f64 pair for I and F."""
     return (reg.index, reg.index + 1) if ch in "IF" else (reg.index,)
+
+
+def _walk_import_call(i: list, r: list, fn: Callable, shape: tuple, res_chars: str,
+                      regs: tuple, name: str, resume):
+    """One import call the slow way, walking `shape` as the generated code of that shape
+    would: operands read in order (a moved ref reads as null to later operands), `fn` called
+    as an ordinary import (a TrappingImport's `__call__` turns errors into traps), results
+    checked and written to their registers."""
+    next_reg = iter(regs).__next__
+
+    def read(ch: str, move: bool):
+        n = next_reg()
+        if ch == "r":
+            value = r[n]
+            if move:
+                r[n] = None
+            return value
+        return raw_to_host(ch, i[n] | i[next_reg()] << 32 if ch in "IF" else i[n])
+
+    args = []
+    for ch, spec in shape:
+        if ch == "C":
+            args.append([tuple(read(c, move) for c, move in tup) for tup in spec])
+        else:
+            args.append(read(ch, spec))
+    out = _import_results(fn(*args), len(res_chars), name)
+    for ch, value in zip(res_chars, out):
+        n = next_reg()
+        if ch == "r":
+            r[n] = value
+            continue
+        raw = host_to_raw(ch, value)
+        if ch in "IF":
+            i[n], i[next_reg()] = raw & M32, raw >> 32
+        else:
+            i[n] = raw
+    return resume
 
 
 def _import_results(out, count: int, name: str) -> tuple:

@@ -619,3 +619,22 @@ def test_list_and_buffer_refs_unit():
     with pytest.raises(VmTrap) as e:
         ro.store(struct.Struct("<B"), 0, 1)
     assert e.value.status == "PERMISSION_DENIED"
+
+
+def test_i64_to_f32_casts_round_once_to_nearest_even():
+    """cast.si64.f32 / cast.ui64.f32 against numpy's C cast, bit for bit. iree-run-module prints f32
+    results with %g (6 digits), which hides a one-step rounding error, so this compares directly;
+    the tie values sit exactly halfway between two f32s, where rounding through a double goes wrong."""
+    import random
+
+    import numpy as np
+
+    from amdgpu_cli.vm.interpreter import _int_to_f32
+
+    rng = random.Random(7)
+    ties = [2**24 + 1, 2**24 + 3, 2**25 + 2, 2**25 + 6, (2**24 + 1) << 38, 2**53 + 2**29]
+    values = ties + [-v for v in ties] + [0, 1, -1, 2**63 - 1, -2**63, 2**64 - 1, 2**63]
+    values += [rng.getrandbits(rng.randint(1, 64)) for _ in range(20000)]
+    for v in values:
+        expected = np.float32(np.uint64(v)) if v >= 2**63 else np.float32(np.int64(v))
+        assert struct.pack("<f", _int_to_f32(v)) == expected.tobytes(), v

@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.formats.elf import (
@@ -68,8 +68,7 @@ class ElfLoadError(AmdgpuCliError):
     status = "FAILED_PRECONDITION"
 
 
-@dataclass(frozen=True)
-class ExportInfo:
+class ExportInfo(NamedTuple):
     """One dispatch function of a library (`exports.*[ordinal]` and its `dispatch_attrs_v0`)."""
 
     ordinal: int
