@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
-
 M64 = (1 << 64) - 1
 
 
@@ -39,7 +37,7 @@ def siphash24(data: bytes, k0: int, k1: int) -> int:
 
     data = bytes(data)
     whole = len(data) - len(data) % 8
-    for m in np.frombuffer(data[:whole], "<u8").tolist():
+    for m in struct.unpack_from(f"<{whole // 8}Q", data):
         v3 ^= m
         v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
         v0 ^= m

@@ -53,7 +53,6 @@ def run(device, module, function, input, output, expected_output, output_max_ele
 
     from amdgpu_cli.hal.registry import default_registry
     from amdgpu_cli.tooling import run as tool
-    from amdgpu_cli.tooling.expected import Equality
 
     driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
                       if amdgpu_libhsa_search_path else {})
@@ -66,12 +65,16 @@ def run(device, module, function, input, output, expected_output, output_max_ele
         return
     if not module:
         raise click.UsageError("no --module= specified")
+    equality = None  # the --expected_output checker is loaded only by runs that use it
+    if expected_output:
+        from amdgpu_cli.tooling.expected import Equality
+
+        equality = Equality(equality_mode, expected_f16_threshold, expected_f32_threshold,
+                            expected_f64_threshold, expected_bf16_threshold, expected_rtol)
     options = tool.RunOptions(
         modules=list(module), devices=list(device), function=function, inputs=list(input),
         outputs=list(output), expected_outputs=list(expected_output),
-        output_max_element_count=output_max_element_count,
-        equality=Equality(equality_mode, expected_f16_threshold, expected_f32_threshold,
-                          expected_f64_threshold, expected_bf16_threshold, expected_rtol),
+        output_max_element_count=output_max_element_count, equality=equality,
         driver_options=driver_options)
     result = tool.run(options, sys.stdout)
     if result.exit_code:

@@ -15,14 +15,12 @@ modules (`vmfb`, the executable containers) name their fields by slot number on 
 Every read is bounds-checked before it happens. A buffer that breaks a rule raises the `error`
 class given to `FlatBuffer` (a subclass of AmdgpuCliError, `FlatBufferError` by default) with a
 one-line message; no IndexError, struct.error or ValueError escapes. Reads return Python values
-or zero-copy memoryviews / numpy views of the caller's buffer, which must outlive them.
+or zero-copy memoryviews of the caller's buffer, which must outlive them.
 """
 
 from __future__ import annotations
 
 import struct
-
-import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
 
@@ -211,13 +209,14 @@ class Table:
         start, count = self.fb.vector_at(target, size, f"{self.what}.{name}")
         return list(struct.unpack_from(f"<{count}{fmt}", self.fb.data, start))
 
-    def structs(self, slot: int, dtype: np.dtype, name: str = "structs") -> np.ndarray | None:
-        """A vector of structs as a read-only numpy view with the given (little-endian) dtype."""
+    def structs(self, slot: int, layout: struct.Struct, name: str = "structs") -> list[tuple] | None:
+        """A vector of structs, each unpacked with `layout` (a little-endian struct.Struct whose
+        size is the struct's) into a tuple; None when absent."""
         target = self._ref(slot, name)
         if target is None:
             return None
-        start, count = self.fb.vector_at(target, dtype.itemsize, f"{self.what}.{name}")
-        return np.frombuffer(self.fb.data, dtype=dtype, count=count, offset=start)
+        start, count = self.fb.vector_at(target, layout.size, f"{self.what}.{name}")
+        return list(layout.iter_unpack(self.fb.data[start:start + count * layout.size]))
 
     def _refs(self, slot: int, name: str) -> list[int] | None:
         target = self._ref(slot, name)

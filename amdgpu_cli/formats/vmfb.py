@@ -29,10 +29,9 @@ from __future__ import annotations
 import enum
 import mmap
 import os
+import struct
 from dataclasses import dataclass, field
 from typing import NamedTuple
-
-import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError, InputFileError
 from amdgpu_cli.formats.flatbuffer import FlatBuffer, Table
@@ -90,14 +89,10 @@ SUPPORTED_FEATURES = int(FeatureBits.EXT_F32 | FeatureBits.EXT_F64 | FeatureBits
 FLAG_REQUIRED = 1
 FLAG_OPTIONAL = 2
 
-# struct FunctionDescriptor (20 bytes), one per internal function.
-FUNCTION_DESCRIPTOR = np.dtype({
-    "names": ["bytecode_offset", "bytecode_length", "requirements", "reserved", "block_count",
-              "i32_register_count", "ref_register_count"],
-    "formats": ["<i4", "<i4", "<u4", "<i2", "<i2", "<i2", "<i2"],
-    "offsets": [0, 4, 8, 12, 14, 16, 18],
-    "itemsize": 20,
-})
+# struct FunctionDescriptor (20 bytes), one per internal function: i32 bytecode_offset,
+# i32 bytecode_length, u32 requirements, i16 reserved, i16 block_count, i16 i32_register_count,
+# i16 ref_register_count.
+FUNCTION_DESCRIPTOR = struct.Struct("<iiIhhhh")
 
 
 class _Slot:
@@ -228,17 +223,25 @@ class FunctionDescriptor:  # a dataclass still: tests derive broken modules with
     ref_register_count: int
 
 
-@dataclass(frozen=True)
 class RodataSegment:
-    """Read-only data segment `ordinal`; `data` aliases the file (embedded or external)."""
+    """Read-only data segment `ordinal`; `data` aliases the file (embedded or external).
+    A slotted class (len() is the data's length, so not a NamedTuple; not a dataclass: cheaper
+    to define at import)."""
 
-    ordinal: int
-    data: memoryview
-    external: bool
-    file_offset: int  # absolute position of the bytes in the file
+    __slots__ = ("ordinal", "data", "external", "file_offset")
+
+    def __init__(self, ordinal: int, data: memoryview, external: bool, file_offset: int):
+        self.ordinal = ordinal
+        self.data = data
+        self.external = external
+        self.file_offset = file_offset  # absolute position of the bytes in the file
 
     def __len__(self) -> int:
         return len(self.data)
+
+    def __repr__(self) -> str:
+        return (f"RodataSegment(ordinal={self.ordinal}, {len(self.data)} bytes, "
+                f"external={self.external}, file_offset={self.file_offset})")
 
 
 class ModuleState(NamedTuple):
@@ -415,9 +418,7 @@ def _parse(data: memoryview, source: str) -> BytecodeModule:
 
     signatures = tuple(_signature(t) for t in root.tables(S.SIGNATURES, "function_signatures"))
 
-    raw_descriptors = root.structs(S.DESCRIPTORS, FUNCTION_DESCRIPTOR, "function_descriptors")
-    if raw_descriptors is None:
-        raw_descriptors = np.zeros(0, FUNCTION_DESCRIPTOR)
+    raw_descriptors = root.structs(S.DESCRIPTORS, FUNCTION_DESCRIPTOR, "function_descriptors") or []
     if len(signatures) != len(raw_descriptors):
         raise VmfbFormatError(
             f"function signature and descriptor tables differ in length "
@@ -501,16 +502,17 @@ def _check_features(bits: int, what: str) -> None:
         raise VmfbFormatError(f"{what} requires unsupported features 0x{unsupported:08X}")
 
 
-def _descriptor(i: int, d: np.void, bytecode_size: int) -> FunctionDescriptor:
-    offset, length = int(d["bytecode_offset"]), int(d["bytecode_length"])
+def _descriptor(i: int, d: tuple, bytecode_size: int) -> FunctionDescriptor:
+    """A FUNCTION_DESCRIPTOR tuple, checked against the bytecode and the register limits."""
+    offset, length, requirements, _reserved, block_count, i32_count, ref_count = d
     desc = FunctionDescriptor(
         ordinal=i,
         bytecode_offset=offset,
         bytecode_length=length,
-        requirements=int(d["requirements"]),
-        block_count=int(d["block_count"]),
-        i32_register_count=int(d["i32_register_count"]),
-        ref_register_count=int(d["ref_register_count"]),
+        requirements=requirements,
+        block_count=block_count,
+        i32_register_count=i32_count,
+        ref_register_count=ref_count,
     )
     if desc.block_count <= 0:
         raise VmfbFormatError(f"functions[{i}] declares {desc.block_count} blocks; at least 1 is required")

@@ -1,9 +1,10 @@
 """Allocator: creates buffers for a device and says which memory types/usages it can serve.
 
 Owns: `Allocator` (the ABC every driver implements: `query_compatibility`, `allocate`, `import_host`,
-statistics) and `HostAllocator`, the allocator of host drivers: 64-byte aligned numpy storage, memory
-made host-local and device-local at once, mapping usage always added (as IREE's heap allocator does,
-because host devices copy through mappings).
+statistics) and `HostAllocator`, the allocator of host drivers: zeroed 64-byte aligned storage (a
+window of a bytearray, no numpy), memory made host-local and device-local at once, mapping usage
+always added (as IREE's heap allocator does, because host devices copy through mappings). Host
+imports alias the caller's bytes.
 
 Lifetime: a buffer holds its allocator; the allocator holds its device (may be None in tests). Closing
 a buffer returns its bytes to the statistics; there is no pooling.
@@ -14,13 +15,10 @@ Sources: IREE runtime/src/iree/hal/allocator.h, allocator_heap.c.
 from __future__ import annotations
 
 import abc
-import ctypes
-import dataclasses
 import threading
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from amdgpu_cli.hal.buffer import Buffer, _flag_int
+from amdgpu_cli.hal.buffer import Buffer, _flag_int, host_address
 from amdgpu_cli.hal.enums import (
     BufferCompatibility,
     BufferUsage,
@@ -47,31 +45,48 @@ _QUEUE_TRANSFER = int(BufferCompatibility.QUEUE_TRANSFER)
 _QUEUE_DISPATCH = int(BufferCompatibility.QUEUE_DISPATCH)
 _ALLOCATABLE = int(BufferCompatibility.ALLOCATABLE)
 
+if TYPE_CHECKING:
+    import numpy as np
 
-@dataclasses.dataclass
+
 class AllocatorStatistics:
-    host_bytes_allocated: int = 0
-    host_bytes_freed: int = 0
-    host_bytes_peak: int = 0
-    device_bytes_allocated: int = 0
-    device_bytes_freed: int = 0
-    device_bytes_peak: int = 0
-    live_buffers: int = 0
+    """Byte and buffer counts of one allocator (a plain slotted class: cheap to define)."""
+
+    __slots__ = ("host_bytes_allocated", "host_bytes_freed", "host_bytes_peak",
+                 "device_bytes_allocated", "device_bytes_freed", "device_bytes_peak",
+                 "live_buffers")
+
+    def __init__(self, host_bytes_allocated: int = 0, host_bytes_freed: int = 0,
+                 host_bytes_peak: int = 0, device_bytes_allocated: int = 0,
+                 device_bytes_freed: int = 0, device_bytes_peak: int = 0, live_buffers: int = 0):
+        self.host_bytes_allocated = host_bytes_allocated
+        self.host_bytes_freed = host_bytes_freed
+        self.host_bytes_peak = host_bytes_peak
+        self.device_bytes_allocated = device_bytes_allocated
+        self.device_bytes_freed = device_bytes_freed
+        self.device_bytes_peak = device_bytes_peak
+        self.live_buffers = live_buffers
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)}" for name in self.__slots__)
+        return f"AllocatorStatistics({fields})"
 
 
 def aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT) -> np.ndarray:
-    """A zeroed 1-D uint8 array of `byte_length` bytes whose first byte is `alignment`-aligned."""
-    return _aligned_storage(byte_length, alignment)[0]
+    """A zeroed 1-D uint8 numpy array of `byte_length` bytes whose first byte is
+    `alignment`-aligned (the local driver's staging of misaligned bindings)."""
+    import numpy as np
+    return np.frombuffer(_aligned_bytes(byte_length, alignment)[0], dtype=np.uint8)
 
 
-def _aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
-                     ) -> tuple[np.ndarray, int]:
-    """aligned_storage's array and the address of its first byte."""
-    raw = np.zeros(byte_length + alignment, dtype=np.uint8)
-    # ctypes (numpy imports it anyway) reads the address ~4x faster than __array_interface__.
-    address = ctypes.addressof(ctypes.c_char.from_buffer(raw))
-    start = (-address) % alignment
-    return raw[start:start + byte_length], address + start
+def _aligned_bytes(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
+                   ) -> tuple[memoryview, int]:
+    """`byte_length` zeroed bytes whose first byte is `alignment`-aligned, as a memoryview
+    (of a bytearray), and that byte's address."""
+    raw = bytearray(byte_length + alignment)
+    address = host_address(raw)
+    start = -address % alignment
+    return memoryview(raw)[start:start + byte_length], address + start
 
 
 class Allocator(abc.ABC):
@@ -125,7 +140,7 @@ class Allocator(abc.ABC):
 
 
 class HostAllocator(Allocator):
-    """Host memory for host drivers: every buffer is host-local and device-local numpy storage."""
+    """Host memory for host drivers: every buffer is host-local and device-local host bytes."""
 
     def __init__(self, device=None, identifier: str = "host", *, limit_bytes: int | None = None):
         super().__init__(device, identifier)
@@ -172,7 +187,7 @@ class HostAllocator(Allocator):
             if live + byte_length > self.limit_bytes:
                 raise HalError(f"allocation of {byte_length} bytes exceeds the allocator limit of "
                                f"{self.limit_bytes} bytes", status="RESOURCE_EXHAUSTED")
-        storage, address = _aligned_storage(byte_length)
+        storage, address = _aligned_bytes(byte_length)
         buffer = Buffer(storage, memory_type=memory_type, allowed_usage=usage, allocator=self)
         buffer._address = (storage, address)
         self._record_allocation(buffer)
@@ -186,10 +201,8 @@ class HostAllocator(Allocator):
         if not writable and not BufferUsage(usage) & BufferUsage.SHARING_IMMUTABLE:
             return None
         _, memory_type, usage = self.query_compatibility(memory_type, usage, view.nbytes)
-        storage = np.frombuffer(view, dtype=np.uint8)
-        if writable and not view.readonly:
-            storage = np.ndarray(storage.shape, np.uint8, buffer=view)
+        # An import that is not writable aliases the bytes read-only, even when they are not.
+        storage = view if writable else view.toreadonly()
         access = MemoryAccess.ALL if writable else MemoryAccess.READ
-        buffer = Buffer(storage, memory_type=memory_type, allowed_usage=usage, allowed_access=access,
-                        allocator=None)
-        return buffer
+        return Buffer(storage, memory_type=memory_type, allowed_usage=usage, allowed_access=access,
+                      allocator=None)

@@ -1,13 +1,19 @@
 """Buffer: a byte range of one allocation, with IREE's memory type, usage and access rules.
 
-Owns: the allocation's host-visible storage (a uint8 numpy array that every subspan shares), the range
-checks (`validate_range`), the usage/access/memory-type checks IREE applies before a buffer is used,
-and the host-side transfer helpers (`map_range`, `read`, `write`, `fill`, `copy_from`).
+Owns: the allocation's host-visible storage (one flat memoryview of bytes that every subspan
+shares), the range checks (`validate_range`), the usage/access/memory-type checks IREE applies
+before a buffer is used, and the host-side transfer helpers (`map_bytes`, `read`, `write`, `fill`,
+`copy_from`; `host_range` for native code), which work on those bytes without numpy. `map_range`,
+`as_array` and `_storage_view()` return numpy views of the same memory (numpy is imported there,
+on first use; a root keeps its numpy view, so writes through either are visible in both).
+
+A root buffer's storage is any 1-D, C-contiguous byte buffer: a memoryview (host allocators: a
+64-byte aligned window of a bytearray; host imports: the caller's bytes) or a 1-D uint8 numpy
+array (the amdgpu driver's pool blocks). Its host address comes from cffi (`host_address`).
 
 Lifetime: a buffer holds its allocator (buffer -> allocator -> device); a subspan holds its root
 buffer. `close()` releases the storage of a root buffer (subspans only drop their reference); closing
-twice is harmless, any later access raises FAILED_PRECONDITION. Drivers whose memory is not a numpy
-array subclass Buffer and override `_storage_view()`; everything else stays driver-neutral.
+twice is harmless, any later access raises FAILED_PRECONDITION.
 
 Threading: buffers have no locks; queue ordering (semaphores/fences) orders writers and readers.
 Sources: IREE runtime/src/iree/hal/buffer.h, buffer.c (validate_range, validate_usage, fill pattern
@@ -16,7 +22,9 @@ rules, allocation preserve counter).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+import _cffi_backend
 
 from amdgpu_cli.hal.enums import (
     WHOLE_BUFFER,
@@ -39,7 +47,33 @@ _ACCESS_ANY = int(MemoryAccess.ANY)
 _ACCESS_CHECKED = int(~(MemoryAccess.MAY_ALIAS | MemoryAccess.UNALIGNED | MemoryAccess.ANY))
 _HOST_VISIBLE = int(MemoryType.HOST_VISIBLE)
 _MAPPING = int(BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT)
-_UINT8 = np.dtype(np.uint8)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# cffi's backend alone (no compiled module): ~1 ms to import where ctypes costs ~5 ms.
+_ffi = _cffi_backend.FFI()
+_cast = _ffi.cast
+_from_buffer = _ffi.from_buffer
+
+
+def host_address(data) -> int:
+    """The host address of the first byte of a contiguous buffer-protocol object (read-only
+    ones included). Valid while `data` lives and is not resized."""
+    return int(_cast("uintptr_t", _from_buffer(data)))
+
+
+def _byte_storage(storage) -> memoryview:
+    """A root buffer's storage as a flat memoryview of bytes; TypeError unless it is 1-D,
+    C-contiguous uint8 (a numpy uint8 array and a memoryview of format "B" both are)."""
+    if storage.__class__ is not memoryview:
+        try:
+            storage = memoryview(storage)
+        except TypeError:
+            raise TypeError("a root buffer needs 1-D uint8 storage") from None
+    if storage.format != "B" or storage.ndim != 1 or not storage.c_contiguous:
+        raise TypeError("a root buffer needs 1-D uint8 storage")
+    return storage
 
 
 def _flag_int(value, flag_type) -> int:
@@ -75,14 +109,11 @@ class Buffer:
 
     vm_type = "hal.buffer"  # its VM ref type (see vm/refs.type_matches)
 
-    def __init__(self, storage: np.ndarray | None, *, memory_type: int, allowed_usage: int,
+    def __init__(self, storage, *, memory_type: int, allowed_usage: int,
                  allowed_access: int = _ACCESS_ALL, allocator=None, byte_offset: int = 0,
                  byte_length: int | None = None, root: Buffer | None = None):
         if root is None:
-            # `is` first: comparing dtypes costs more than the rest of a queue allocation's checks.
-            if storage is None or (storage.dtype is not _UINT8 and storage.dtype != np.uint8) \
-                    or storage.ndim != 1:
-                raise TypeError("a root buffer needs 1-D uint8 storage")
+            storage = _byte_storage(storage)
             allocation_size = storage.nbytes
         else:
             allocation_size = root.allocation_size
@@ -91,7 +122,8 @@ class Buffer:
         if byte_offset < 0 or byte_length < 0 or byte_offset + byte_length > allocation_size:
             raise HalError(f"buffer range [{byte_offset}, {byte_offset + byte_length}) is outside "
                            f"the allocation of {allocation_size} bytes", status="OUT_OF_RANGE")
-        self._storage = storage if root is None else None
+        self._storage = storage if root is None else None  # memoryview of the allocation
+        self._array = None  # a root's numpy view of _storage, made by _storage_view
         self._root = root
         self.allocator = allocator if root is None else root.allocator
         # Plain ints; the enum-typed `memory_type` / `allowed_usage` / `allowed_access` are properties.
@@ -168,6 +200,7 @@ class Buffer:
             if self.allocator is not None:
                 self.allocator._on_buffer_closed(self)
             self._storage = None
+            self._array = None
 
     def __enter__(self) -> Buffer:
         return self
@@ -243,28 +276,39 @@ class Buffer:
                       allowed_access=self._allowed_access, byte_offset=self.byte_offset + offset,
                       byte_length=length, root=self.root)
 
-    def _storage_view(self) -> np.ndarray:
-        """The whole allocation as a writable 1-D uint8 array (drivers may override)."""
+    def _byte_view(self) -> memoryview:
+        """The whole allocation's storage (a flat memoryview of bytes)."""
         storage = self._storage if self._root is None else self._root._storage
         if storage is None:
             raise HalError("buffer is closed", status="FAILED_PRECONDITION")
         return storage
 
-    def _storage_address(self) -> tuple[np.ndarray, int]:
-        """(`_storage_view()`, the host address of its first byte), the address cached per root."""
-        storage = self._storage_view()
+    def _bytes(self, offset: int, length: int) -> memoryview:
+        """[offset, offset + length) of this buffer as a memoryview of the storage, unchecked."""
+        start = self.byte_offset + offset
+        return self._byte_view()[start:start + length]
+
+    def _storage_view(self) -> np.ndarray:
+        """The whole allocation as a 1-D uint8 numpy array over the storage (writable unless the
+        storage is read-only), made once per root."""
+        root = self if self._root is None else self._root
+        array = root._array
+        if array is None:
+            import numpy as np
+            array = root._array = np.frombuffer(root._byte_view(), dtype=np.uint8)
+        return array
+
+    def _storage_address(self) -> tuple[memoryview, int]:
+        """(the allocation's storage, the host address of its first byte), cached per root."""
         root = self if self._root is None else self._root
         cached = root._address
-        if cached is None or cached[0] is not storage:
-            cached = root._address = (storage, storage.__array_interface__["data"][0])
+        if cached is None:
+            storage = root._byte_view()
+            cached = root._address = (storage, host_address(storage))
         return cached
 
-    def _bytes(self, offset: int, length: int) -> np.ndarray:
-        start = self.byte_offset + offset
-        return self._storage_view()[start:start + length]
-
     def host_range(self, access: int, offset: int = 0, length: int = WHOLE_BUFFER
-                   ) -> tuple[np.ndarray, int, int]:
+                   ) -> tuple[memoryview, int, int]:
         """map_range's checks for `access` (an int) and the range, then (the allocation's storage,
         the host address of byte `offset`, the length with WHOLE_BUFFER resolved): what native
         code takes instead of a view. Every binding of every CPU dispatch is resolved through it,
@@ -286,16 +330,22 @@ class Buffer:
         storage, base = self._storage_address()
         return storage, base + self.byte_offset + offset, length
 
+    def map_bytes(self, access: int, offset: int = 0, length: int = WHOLE_BUFFER) -> memoryview:
+        """map_range without numpy: the same checks, then the range as a memoryview of the
+        storage (writable when the storage is; `access` is what the checks enforce)."""
+        storage, _, length = self.host_range(access, offset, length)
+        start = self.byte_offset + offset
+        return storage[start:start + length]
+
     def map_range(self, access: int = MemoryAccess.READ, offset: int = 0,
                   length: int = WHOLE_BUFFER) -> np.ndarray:
         """A uint8 numpy view of the range; read-only unless `access` includes WRITE/DISCARD."""
         access = int(access)
-        storage, _, length = self.host_range(access, offset, length)
+        _, _, length = self.host_range(access, offset, length)
         start = self.byte_offset + offset
-        view = storage[start:start + length]
+        view = self._storage_view()[start:start + length]
         if not access & _WRITE_OR_DISCARD:
-            view = view.view()
-            view.flags.writeable = False
+            view.flags.writeable = False  # a fresh slice: the storage's own view stays as it is
         return view
 
     def _check_mappable(self, access: int) -> None:
@@ -316,11 +366,12 @@ class Buffer:
 
     # -- host transfers (mapping-based, like iree_hal_buffer_map_read/write/fill/copy) ----------
     def read(self, offset: int = 0, length: int = WHOLE_BUFFER) -> bytes:
-        return self.map_range(_READ, offset, length).tobytes()
+        return bytes(self.map_bytes(_READ, offset, length))
 
     def write(self, offset: int, data) -> None:
-        src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
-        self.map_range(_WRITE, offset, src.nbytes)[:] = src
+        """Copy the bytes of `data` (any C-contiguous buffer) to [offset, offset + their size)."""
+        src = memoryview(data).cast("B")
+        self.map_bytes(_WRITE, offset, src.nbytes)[:] = src
 
     def fill(self, offset: int, length: int, pattern: int | bytes, pattern_length: int | None = None
              ) -> None:
@@ -330,32 +381,33 @@ class Buffer:
         if offset % len(data) or length % len(data):
             raise HalError(f"fill offset {offset} and length {length} must be multiples of the "
                            f"pattern length {len(data)}", status="INVALID_ARGUMENT")
-        fill_bytes(self.map_range(_WRITE, offset, length), data)
+        fill_bytes(self.map_bytes(_WRITE, offset, length), data)
 
     def copy_from(self, source: Buffer, source_offset: int, target_offset: int, length: int) -> None:
         """Copy `length` bytes from `source` (memmove semantics: overlap is allowed here)."""
-        src = source.map_range(_READ, source_offset, length)
-        dst = self.map_range(_WRITE, target_offset, src.nbytes)
-        dst[:] = src.copy() if np.shares_memory(src, dst) else src
+        src = source.map_bytes(_READ, source_offset, length)
+        # memoryview slice assignment copies with memmove when the ranges overlap.
+        self.map_bytes(_WRITE, target_offset, src.nbytes)[:] = src
 
-    def as_array(self, dtype=np.uint8, access: int = MemoryAccess.READ) -> np.ndarray:
-        """The whole buffer viewed as a 1-D array of `dtype`."""
+    def as_array(self, dtype="u1", access: int = MemoryAccess.READ) -> np.ndarray:
+        """The whole buffer viewed as a 1-D numpy array of `dtype`."""
         return self.map_range(access).view(dtype)
 
 
-def fill_bytes(target: np.ndarray, pattern: bytes) -> None:
-    """Fill a uint8 array with a repeated 1/2/4/8-byte pattern (length is a multiple of it)."""
-    if not target.nbytes:
+def fill_bytes(target, pattern: bytes) -> None:
+    """Fill a writable byte buffer (a memoryview, a uint8 array) with a repeated 1/2/4/8-byte
+    pattern; its length is a multiple of the pattern's. The filled prefix is copied onto the rest,
+    doubling each step: no temporary as large as the range is made."""
+    target = memoryview(target).cast("B")
+    size = target.nbytes
+    if not size:
         return
-    word = np.dtype({1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}[len(pattern)])
-    value = np.frombuffer(pattern, dtype=word)[0]
-    if target.nbytes % word.itemsize == 0:
-        try:
-            target.view(word)[:] = value
-            return
-        except ValueError:  # misaligned view: fall through to the tiled copy
-            pass
-    target[:] = np.tile(np.frombuffer(pattern, dtype=np.uint8), target.nbytes // len(pattern))
+    filled = len(pattern)
+    target[:filled] = pattern
+    while filled < size:
+        step = min(filled, size - filled)
+        target[filled:filled + step] = target[:step]
+        filled += step
 
 
 def buffers_overlap(a: Buffer, a_offset: int, a_length: int, b: Buffer, b_offset: int,

@@ -1,7 +1,8 @@
 """BufferView: a buffer seen as a shaped, typed tensor (shape, element type, encoding).
 
 Owns: byte-length validation of a view against its buffer, `assert_matches` (the checks of the VM's
-`hal.buffer_view.assert`, in IREE's order), and numpy conversion (`to_numpy`, `from_numpy`).
+`hal.buffer_view.assert`, in IREE's order), and numpy conversion (`to_numpy`, `from_numpy`: numpy is
+imported there, on first use).
 A view holds its buffer (a subspan when created over part of one); it owns nothing to close.
 Sources: IREE runtime/src/iree/hal/buffer_view.h/.c, modules/hal/module.c (buffer_view.assert).
 """
@@ -9,8 +10,7 @@ Sources: IREE runtime/src/iree/hal/buffer_view.h/.c, modules/hal/module.c (buffe
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from amdgpu_cli.hal.buffer import Buffer
 from amdgpu_cli.hal.enums import (
@@ -28,6 +28,9 @@ from amdgpu_cli.hal.enums import (
     element_type_to_dtype,
     format_element_type,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def dense_byte_length(shape, element_type: int) -> int:
@@ -125,6 +128,7 @@ class BufferView:
                    memory_type: int = MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE,
                    usage: int = BufferUsage.DEFAULT | BufferUsage.MAPPING_SCOPED) -> BufferView:
         """Allocate a buffer from `allocator`, copy `array` in, return a dense view over it."""
+        import numpy as np
         array = np.asarray(array)
         if element_type is None:
             element_type = element_type_from_dtype(array.dtype)

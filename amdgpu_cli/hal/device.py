@@ -204,7 +204,7 @@ class HostQueueDevice(Device):
                 if offset % len(command.pattern) or length % len(command.pattern):
                     raise HalError("fill range is not aligned to the pattern length",
                                    status="INVALID_ARGUMENT")
-                fill_bytes(buffer.map_range(MemoryAccess.WRITE, offset, length), command.pattern)
+                fill_bytes(buffer.map_bytes(MemoryAccess.WRITE, offset, length), command.pattern)
             elif isinstance(command, UpdateCommand):
                 buffer, offset, length = resolve_ref(command.target, binding_table)
                 buffer.write(offset, command.source[:length])

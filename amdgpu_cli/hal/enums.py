@@ -5,7 +5,8 @@ and encoding types, command-buffer modes and categories, execution stages, dispa
 ops, queue affinity and semaphore payload limits. The values are IREE's (runtime/src/iree/hal/buffer.h,
 buffer_view.h, command_buffer.h, semaphore.h, queue.h; hal VM module v7) because compiled .vmfb code
 passes them as plain integers. Also the element-type string grammar of IREE's string_util.c
-(`f32`, `i1`, `si8`, `bf16`, `f8E4M3FN`, `*64`) and the mapping to numpy dtypes.
+(`f32`, `i1`, `si8`, `bf16`, `f8E4M3FN`, `*64`) and the mapping to numpy dtypes (numpy is imported
+only by the two functions that convert, on first use).
 
 No state, no threads; import-safe from every other HAL module.
 """
@@ -13,10 +14,12 @@ No state, no threads; import-safe from every other HAL module.
 from __future__ import annotations
 
 import enum
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from amdgpu_cli.errors import AmdgpuCliError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class StatusCode(enum.IntEnum):
@@ -254,36 +257,41 @@ def format_element_type(element_type: int) -> str:
     return f"{_FORMAT_PREFIX.get(nt, '*')}{bits}"
 
 
-_NUMPY_DTYPES = {
-    ElementType.BOOL_8: np.dtype(np.bool_),
-    ElementType.INT_8: np.dtype(np.int8),
-    ElementType.SINT_8: np.dtype(np.int8),
-    ElementType.UINT_8: np.dtype(np.uint8),
-    ElementType.INT_16: np.dtype(np.int16),
-    ElementType.SINT_16: np.dtype(np.int16),
-    ElementType.UINT_16: np.dtype(np.uint16),
-    ElementType.INT_32: np.dtype(np.int32),
-    ElementType.SINT_32: np.dtype(np.int32),
-    ElementType.UINT_32: np.dtype(np.uint32),
-    ElementType.INT_64: np.dtype(np.int64),
-    ElementType.SINT_64: np.dtype(np.int64),
-    ElementType.UINT_64: np.dtype(np.uint64),
-    ElementType.FLOAT_16: np.dtype(np.float16),
-    ElementType.FLOAT_32: np.dtype(np.float32),
-    ElementType.FLOAT_64: np.dtype(np.float64),
-    ElementType.COMPLEX_FLOAT_64: np.dtype(np.complex64),
-    ElementType.COMPLEX_FLOAT_128: np.dtype(np.complex128),
+# Element type -> the little-endian numpy dtype string (made a dtype only when asked for).
+_NUMPY_DTYPE_CODES = {
+    ElementType.BOOL_8: "?",
+    ElementType.INT_8: "i1",
+    ElementType.SINT_8: "i1",
+    ElementType.UINT_8: "u1",
+    ElementType.INT_16: "<i2",
+    ElementType.SINT_16: "<i2",
+    ElementType.UINT_16: "<u2",
+    ElementType.INT_32: "<i4",
+    ElementType.SINT_32: "<i4",
+    ElementType.UINT_32: "<u4",
+    ElementType.INT_64: "<i8",
+    ElementType.SINT_64: "<i8",
+    ElementType.UINT_64: "<u8",
+    ElementType.FLOAT_16: "<f2",
+    ElementType.FLOAT_32: "<f4",
+    ElementType.FLOAT_64: "<f8",
+    ElementType.COMPLEX_FLOAT_64: "<c8",
+    ElementType.COMPLEX_FLOAT_128: "<c16",
 }
 
 
 def element_type_to_dtype(element_type: int) -> np.dtype | None:
     """The little-endian numpy dtype for an element type; None where numpy has none (bf16, f8, i4)."""
-    dtype = _NUMPY_DTYPES.get(element_type)
-    return None if dtype is None else dtype.newbyteorder("<")
+    code = _NUMPY_DTYPE_CODES.get(element_type)
+    if code is None:
+        return None
+    import numpy as np
+    return np.dtype(code)
 
 
 def element_type_from_dtype(dtype: np.dtype) -> int:
     """numpy dtype -> element type; signless integers (`i32`) for signed kinds, as iree-run-module does."""
+    import numpy as np
     dtype = np.dtype(dtype)
     kind, size = dtype.kind, dtype.itemsize * 8
     if kind == "b":

@@ -1,7 +1,7 @@
 """The `null` driver: one host device that runs transfer commands and rejects dispatches.
 
 It is the executable test bed of the HAL object model: every queue operation and command buffer
-goes through HostQueueDevice on numpy-backed buffers; executables cannot be loaded (no formats) and
+goes through HostQueueDevice on host-memory buffers; executables cannot be loaded (no formats) and
 dispatches fail with UNIMPLEMENTED. `hal.device.id` answers for the identifier `null`.
 """
 

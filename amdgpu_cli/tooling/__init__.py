@@ -1,12 +1,12 @@
 """Tool-level helpers shared by the amdgpu-* commands: function I/O (the `--input` grammar,
 printing results, `--output` files, `--expected_output` checks) and element types.
 
-Everything here works on host values (numpy arrays and scalars, `Tensor`); turning them into
-device buffers is the VM/HAL's job.
+Everything here works on host values (`Tensor`, numpy arrays and scalars); turning them into
+device buffers is the VM/HAL's job. The `--expected_output` check (`Equality`,
+`compare_expected`) loads on first use: a plain run does not need it.
 """
 
 from amdgpu_cli.tooling.element_types import ElementType, ElementTypeError, NumericalType
-from amdgpu_cli.tooling.expected import Equality, compare_expected
 from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
     InputFiles,
@@ -38,3 +38,13 @@ __all__ = [
     "write_output",
     "write_outputs",
 ]
+
+_LAZY = {"Equality", "compare_expected"}  # from amdgpu_cli.tooling.expected
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from amdgpu_cli.tooling import expected
+
+        return getattr(expected, name)
+    raise AttributeError(f"module 'amdgpu_cli.tooling' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""IREE HAL element types: names, 32-bit codes, numpy dtypes and narrow-float codecs.
+"""IREE HAL element types: names, 32-bit codes, host formats, numpy dtypes, C number parsing.
 
 An element type is IREE's `iree_hal_element_type_t`: a numerical type in the top byte and a
 bit count in the low byte (`f32` = 0x21000020). The codes, the
@@ -8,28 +8,30 @@ owns
 * `ElementType`: the value, its IREE spelling (`i1`, `si8`, `ui32`, `bf16`, `cf64`, `*16`,
   `f8E4M3FN`) and the parser for that spelling, with the same C quirks as
   `iree_hal_parse_element_type` (the bit count goes through `strtoul` base 0, so `i0x20` is i32).
-* numpy mapping: the *storage* dtype an element's bytes are kept in (always available; bf16 and
-  the f8 types are kept as raw unsigned bits, `i1` as uint8, opaque types as `V<n>`), the
-  *user-facing* dtype (`bool` for i1, `ml_dtypes.bfloat16` for bf16 — only if ml_dtypes is
-  installed), and the .npy `descr` rules of IREE's numpy_io (`<i4` reads as si32).
-* the narrow float codecs IREE uses when it parses and prints f16, bf16 and the f8 types
-  (`iree_math_f32_to_f16` and friends). They are not plain IEEE conversions: every NaN becomes
-  the all-ones pattern on the way in and a positive NaN on the way out, and a few sub-normal
-  corner cases flush to zero. Reproducing them bit for bit is what keeps our output identical.
+* host formats without numpy: `storage_size` (bytes per element) and `python_format`, the
+  struct/array/memoryview format of the integer types, f32 and f64, which is how the usual run
+  path parses and prints them.
+* numpy mapping (numpy imported on first use): the *storage* dtype an element's bytes are kept
+  in (bf16 and the f8 types are kept as raw unsigned bits, `i1` as uint8, opaque types as
+  `V<n>`), the *user-facing* dtype (`bool` for i1, `ml_dtypes.bfloat16` for bf16 — only if
+  ml_dtypes is installed), and the .npy `descr` rules of IREE's numpy_io (`<i4` reads as si32).
+* C number parsing as IREE's `iree_string_view_ato*` do it: `c_strtol`, `c_strtoul`, and
+  `c_strtod`, correctly rounded to f64 or (directly, not through a double) to f32.
+* the narrow float formats (`NarrowFloatFormat`); their codecs, which need numpy, are in
+  `narrow_float`.
 
 Sub-byte element types (`i4`) are parsed but have no storage dtype; using them raises.
 
 Sources: IREE runtime/src/iree/hal/buffer_view.h (codes), hal/string_util.c (names),
-tooling/numpy_io.c (descr), base/internal/math.h (codecs).
+tooling/numpy_io.c (descr), base/internal/math.h (narrow float formats).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import struct
 from typing import TYPE_CHECKING, NamedTuple
-
-import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.enums import (
@@ -42,6 +44,8 @@ from amdgpu_cli.hal.enums import (
 if TYPE_CHECKING:
     from fractions import Fraction
 
+    import numpy as np
+
 __all__ = [
     "ElementType",
     "ElementTypeError",
@@ -50,8 +54,6 @@ __all__ = [
     "is_c_float_literal",
     "c_strtoul",
     "c_strtol",
-    "decode_narrow_float",
-    "encode_narrow_float",
     "NARROW_FLOAT_FORMATS",
     "NarrowFloatFormat",
     "ml_dtypes_or_error",
@@ -241,12 +243,14 @@ def _c_integer_span(text: str) -> int:
     return j
 
 
-def c_strtod(text: str, *, single: bool = False, max_chars: int = 32):
+def c_strtod(text: str, *, single: bool = False, max_chars: int = 32) -> float | None:
     """IREE's `iree_string_view_atod` (or `atof` with single=True), correctly rounded.
 
-    Returns a numpy float64 (float32) or None where IREE fails: no number at the start, a string
-    of `max_chars` or more characters, or a non-zero number that underflows to zero (C reports
-    ERANGE and IREE then rejects it). Overflow gives infinity, as in C.
+    Returns a float — with single=True the f32 result, which a double holds exactly (NaN
+    payloads widened as C widens them, so `array("f", ...)` gets the same bits back) — or None
+    where IREE fails: no number at the start, a string of `max_chars` or more characters, or a
+    non-zero number that underflows to zero (C reports ERANGE and IREE then rejects it).
+    Overflow gives infinity, as in C.
     """
     if len(text) >= max_chars:
         return None
@@ -255,12 +259,10 @@ def c_strtod(text: str, *, single: bool = False, max_chars: int = 32):
         return None
     sign, fields = parsed
     negative = sign == "-"
-    ftype = np.float32 if single else np.float64
     if fields[0] == "inf":
-        return ftype(-np.inf if negative else np.inf)
+        return -math.inf if negative else math.inf
     if fields[0] == "nan":
-        bits = _nan_bits(negative, fields[1], double=not single)
-        return np.array([bits], dtype=np.uint32 if single else np.uint64).view(ftype)[0]
+        return _nan(negative, fields[1], single)
     if fields[0] == "hex":
         exact = _exact_value(fields)
         double = _fraction_to_double(exact)
@@ -270,8 +272,23 @@ def c_strtod(text: str, *, single: bool = False, max_chars: int = 32):
     value = _round_to_single(double, fields, exact) if single else double
     if value == 0 and _has_nonzero_digit(fields):
         return None  # underflow: C sets ERANGE and IREE treats that as a parse failure
-    result = ftype(value)
-    return -result if negative else result
+    return -value if negative else value
+
+
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_F32_INFINITY_BITS = 0x7F800000
+
+
+def _nan(negative: bool, payload: str | None, single: bool) -> float:
+    """glibc's NaN as a float; an f32 NaN is widened the way C widens it (payload << 29)."""
+    if not single:
+        return _F64.unpack(_U64.pack(_nan_bits(negative, payload, double=True)))[0]
+    bits = _nan_bits(negative, payload, double=False)
+    widened = (bits >> 31) << 63 | 0x7FF << 52 | (bits & 0x7FFFFF) << 29
+    return _F64.unpack(_U64.pack(widened))[0]
 
 
 def _fraction_to_double(exact: Fraction) -> float:
@@ -281,29 +298,40 @@ def _fraction_to_double(exact: Fraction) -> float:
         return math.inf
 
 
+def _f32_bits(value: float) -> int:
+    """The bits of a non-negative double rounded to f32 (C's cast: nearest even; inf past max)."""
+    try:
+        return _U32.unpack(_F32.pack(value))[0]
+    except OverflowError:
+        return _F32_INFINITY_BITS
+
+
+def _f32_value(bits: int) -> float:
+    return _F32.unpack(_U32.pack(bits))[0]
+
+
 def _round_to_single(double: float, fields, exact: Fraction | None) -> float:
     """Rounds a non-negative number to float32 directly, not through a double tie."""
-    with np.errstate(over="ignore"):
-        single = np.float32(double)
-    if float(single) == double or math.isinf(double):
-        return float(single)
+    bits = _f32_bits(double)
+    single = _f32_value(bits)
+    if single == double or math.isinf(double):
+        return single
     # Only a double sitting exactly halfway between two floats can round the wrong way.
-    with np.errstate(over="ignore"):
-        toward = np.float32(np.inf) if float(single) < double else np.float32(0)
-        other = np.nextafter(single, toward)
+    # The f32 neighbour on the double's side: one step up or down in the (positive) bits.
+    other = _f32_value(bits + 1 if single < double else bits - 1)
     if math.isinf(single) or math.isinf(other):
         midpoint = _F32_MAX_ROUNDING_EDGE
     else:
-        midpoint = (float(single) + float(other)) / 2
+        midpoint = (single + other) / 2
     if double != midpoint:
-        return float(single)
+        return single
     if exact is None:
         exact = _exact_value(fields)
     # A Fraction compares with a (finite) float exactly.
     if exact == midpoint:
-        return float(single)  # a true tie: numpy already rounded it to even
-    high, low = (single, other) if float(single) > float(other) else (other, single)
-    return float(high if exact > midpoint else low)
+        return single  # a true tie: the cast already rounded it to even
+    high, low = (single, other) if single > other else (other, single)
+    return high if exact > midpoint else low
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,34 +414,53 @@ class ElementType(NamedTuple):
         """The codec for f16, bf16 and the f8 types; None for every other type."""
         return NARROW_FLOAT_FORMATS.get((self.numerical_type, self.bit_count))
 
-    # -- numpy --------------------------------------------------------------------------------
+    # -- host formats -------------------------------------------------------------------------
 
     @property
-    def storage_dtype(self) -> np.dtype:
-        """The dtype whose bytes hold one element exactly (little-endian)."""
-        nt, bits = self.numerical_type, self.bit_count
+    def storage_size(self) -> int:
+        """Bytes one element takes in dense storage; sub-byte and zero-width types raise."""
+        bits = self.bit_count
         if bits == 0 or bits % 8:
             raise ElementTypeError(
                 f"element type {self.name} is not a whole number of bytes; not supported",
                 status="UNIMPLEMENTED",
             )
+        return bits // 8
+
+    @property
+    def python_format(self) -> str | None:
+        """The struct / array / memoryview format of one element (native little-endian), for
+        the types Python reads without numpy: the integers, f32 and f64. None for the others."""
+        return _PYTHON_FORMATS.get(self)
+
+    # -- numpy --------------------------------------------------------------------------------
+
+    @property
+    def storage_dtype(self) -> np.dtype:
+        """The dtype whose bytes hold one element exactly (little-endian)."""
+        import numpy as np
+
+        nt, bits = self.numerical_type, self.bit_count
+        size = self.storage_size  # raises for the types no dtype holds
         if nt in (NumericalType.INTEGER, NumericalType.INTEGER_SIGNED) and bits in (8, 16, 32, 64):
-            return np.dtype(f"<i{bits // 8}")
+            return np.dtype(f"<i{size}")
         if nt == NumericalType.INTEGER_UNSIGNED and bits in (8, 16, 32, 64):
-            return np.dtype(f"<u{bits // 8}")
+            return np.dtype(f"<u{size}")
         if nt == NumericalType.BOOLEAN and bits == 8:
             return np.dtype("u1")
         if nt == NumericalType.FLOAT_IEEE and bits in (16, 32, 64):
-            return np.dtype(f"<f{bits // 8}")
+            return np.dtype(f"<f{size}")
         if nt == NumericalType.FLOAT_COMPLEX and bits in (64, 128):
-            return np.dtype(f"<c{bits // 8}")
+            return np.dtype(f"<c{size}")
         if self.narrow_float is not None:
-            return np.dtype(f"<u{bits // 8}")
-        return np.dtype(f"V{bits // 8}")
+            return np.dtype(f"<u{size}")
+        return np.dtype(f"V{size}")
 
     @property
     def numpy_dtype(self) -> np.dtype:
         """The dtype a user sees: bool for i1, ml_dtypes types for bf16 and f8."""
+        import numpy as np
+
         nt = self.numerical_type
         if nt == NumericalType.BOOLEAN and self.bit_count == 8:
             return np.dtype(bool)
@@ -433,6 +480,8 @@ class ElementType(NamedTuple):
     @classmethod
     def from_numpy_dtype(cls, dtype) -> ElementType:
         """The element type for a numpy dtype; integers map to signless `iN`."""
+        import numpy as np
+
         dtype = np.dtype(dtype)
         if dtype.kind == "b":
             return I1
@@ -537,6 +586,14 @@ F8E5M2FNUZ = ElementType(NumericalType.FLOAT_8_E5M2_FNUZ, 8)
 F8E4M3FNUZ = ElementType(NumericalType.FLOAT_8_E4M3_FNUZ, 8)
 F8E8M0FNU = ElementType(NumericalType.FLOAT_8_E8M0_FNU, 8)
 
+_PYTHON_FORMATS = {
+    **{ElementType(nt, 8 << i): "bhiq"[i] for i in range(4)
+       for nt in (NumericalType.INTEGER, NumericalType.INTEGER_SIGNED)},
+    **{ElementType(NumericalType.INTEGER_UNSIGNED, 8 << i): "BHIQ"[i] for i in range(4)},
+    F32: "f",
+    F64: "d",
+}
+
 __all__ += [
     "I1", "I8", "SI8", "UI8", "I16", "SI16", "UI16", "I32", "SI32", "UI32", "I64", "SI64",
     "UI64", "F16", "F32", "F64", "BF16", "CF64", "CF128", "F8E5M2", "F8E4M3FN", "F8E5M2FNUZ",
@@ -545,7 +602,7 @@ __all__ += [
 
 
 # --------------------------------------------------------------------------------------------
-# Narrow float codecs (IREE base/internal/math.h), vectorized over numpy arrays.
+# Narrow float formats (IREE base/internal/math.h); the codecs are in narrow_float.
 # --------------------------------------------------------------------------------------------
 
 
@@ -574,127 +631,3 @@ NARROW_FLOAT_FORMATS: dict[tuple[int, int], NarrowFloatFormat] = {
     (NumericalType.FLOAT_8_E4M3_FNUZ, 8): NarrowFloatFormat(4, 3, False, True, 1, True),
     (NumericalType.FLOAT_8_E8M0_FNU, 8): NarrowFloatFormat(8, 0, False, True, e8m0=True),
 }
-
-
-def decode_narrow_float(bits, fmt: NarrowFloatFormat) -> np.ndarray:
-    """Narrow float bit patterns -> float32, as IREE's `iree_math_*_to_f32` (NaN is positive)."""
-    src = np.asarray(bits).astype(np.int64)
-    if fmt.e8m0:
-        out = np.ldexp(1.0, src - 127)
-        return np.where(src == 0xFF, np.nan, out).astype(np.float32)
-    mbits, ebits = fmt.mantissa_bits, fmt.exp_bits
-    sign_mask = 1 << (ebits + mbits)
-    mant_mask = (1 << mbits) - 1
-    exp_mask = sign_mask - (1 << mbits)
-    sign = np.where(src & sign_mask, -1.0, 1.0)
-    exp = src & exp_mask
-    mant = src & mant_mask
-    biased_exp = exp >> mbits
-    significand = (mant + (1 << mbits)).astype(np.float64)
-    normal = sign * np.ldexp(significand, biased_exp - fmt.exp_bias - mbits)
-    subnormal = sign * np.ldexp(mant.astype(np.float64), 1 - fmt.exp_bias - mbits)
-    out = np.where(exp == 0, subnormal, normal)
-    top = exp == exp_mask
-    if fmt.have_infinity:
-        out = np.where(top, sign * np.inf, out)
-        if fmt.have_nan:
-            out = np.where(top & (mant != 0), np.nan, out)
-    elif fmt.have_nan and not fmt.nan_as_neg_zero:
-        out = np.where(top & (mant == mant_mask), np.nan, out)
-    if fmt.have_nan and fmt.nan_as_neg_zero:
-        out = np.where(src == sign_mask, np.nan, out)
-    return out.astype(np.float32)
-
-
-def _bias_to_nearest_even(value: np.ndarray, shift) -> np.ndarray:
-    even_bit = np.left_shift(np.int64(1), shift)
-    odd_bit = even_bit >> 1
-    return value + np.where(value & even_bit, odd_bit, odd_bit - 1)
-
-
-def encode_narrow_float(values, fmt: NarrowFloatFormat) -> np.ndarray:
-    """float32 values -> narrow bit patterns (int64), as IREE's `iree_math_f32_to_*`.
-
-    Round to nearest even, with IREE's handling of NaN (all mantissa bits set), overflow and
-    sub-normal results.
-    """
-    f32 = np.ascontiguousarray(values, dtype=np.float32)
-    if fmt.e8m0:
-        return _encode_e8m0(f32)
-    u = f32.view(np.uint32).astype(np.int64)
-    ebits, mbits = fmt.exp_bits, fmt.mantissa_bits
-    dst_sign_shift = ebits + mbits
-    dst_sign_mask = 1 << dst_sign_shift
-    dst_mant_mask = (1 << mbits) - 1
-    dst_exp_mask = dst_sign_mask - (1 << mbits)
-    dst_bias = fmt.exp_bias
-    shift_normal = 23 - mbits
-
-    dst_sign = (u & 0x80000000) >> (31 - dst_sign_shift)
-    f32_exp = u & 0x7F800000
-    f32_mant = u & 0x7FFFFF
-    arith_exp = (f32_exp >> 23) - 127
-
-    is_special = f32_exp == 0x7F800000
-    is_zero_or_sub = f32_exp == 0
-    is_finite_normal = ~is_special & ~is_zero_or_sub
-
-    gen_nan = is_special & (f32_mant != 0)
-    gen_inf = is_special & (f32_mant == 0)
-    dst_exp = np.zeros_like(u)
-    dst_mant = np.zeros_like(u)
-
-    # f32 zero or sub-normal: only bf16 (same exponent width) keeps sub-normals.
-    if ebits == 8:
-        sub = _bias_to_nearest_even(f32_mant, shift_normal) >> shift_normal
-        dst_mant = np.where(is_zero_or_sub, sub, dst_mant)
-
-    overflow = is_finite_normal & (arith_exp > (1 << (ebits - 1)) - int(fmt.have_infinity))
-    gen_inf |= overflow
-    underflow = is_finite_normal & ~overflow & (arith_exp + dst_bias <= 0)
-    normal = is_finite_normal & ~overflow & ~underflow
-
-    # Results that are sub-normal (or zero) in the destination.
-    shift = (shift_normal - arith_exp + (1 - dst_bias)).astype(np.int64)
-    in_range = (shift >= 0) & (shift <= 23)
-    safe_shift = np.where(in_range, shift, 0)
-    effective = (1 << 23) + f32_mant
-    sub_mant = np.where(
-        in_range, _bias_to_nearest_even(effective, safe_shift) >> safe_shift, 0
-    )
-    dst_mant = np.where(underflow, sub_mant, dst_mant)
-
-    # Normal results: round the mantissa, carrying into the exponent.
-    biased = _bias_to_nearest_even(f32_mant, shift_normal)
-    carry = biased > 0x7FFFFF
-    biased = np.where(carry, 0, biased)
-    n_exp = ((arith_exp + carry + dst_bias) << mbits)
-    dst_exp = np.where(normal, n_exp, dst_exp)
-    dst_mant = np.where(normal, biased >> shift_normal, dst_mant)
-    if not fmt.have_infinity:
-        gen_nan |= normal & (n_exp > dst_exp_mask)
-
-    result = dst_sign | dst_exp | dst_mant
-    if fmt.nan_as_neg_zero:
-        result = np.where((dst_exp == 0) & (dst_mant == 0), 0, result)
-    if fmt.have_infinity:
-        result = np.where(gen_inf, dst_sign | dst_exp_mask, result)
-    elif fmt.have_nan:
-        gen_nan |= gen_inf
-    else:
-        result = np.where(gen_inf, dst_sign | dst_exp_mask | dst_mant_mask, result)
-    if not fmt.have_nan:
-        nan_bits = 0
-    elif fmt.nan_as_neg_zero:
-        nan_bits = dst_sign_mask
-    else:
-        nan_bits = dst_sign | dst_exp_mask | dst_mant_mask
-    return np.where(gen_nan, nan_bits, result).astype(np.int64)
-
-
-def _encode_e8m0(f32: np.ndarray) -> np.ndarray:
-    mantissa, exp = np.frexp(f32)
-    rounded = exp.astype(np.int64) - (mantissa < 0.75)
-    biased = np.clip(rounded + 127, 0, 0xFF)
-    out = np.where(f32 <= 0, 0, biased)
-    return np.where(~np.isfinite(f32), 0xFF, out).astype(np.int64)

@@ -10,6 +10,8 @@ What this module owns
 Badly formed expected values raise `FunctionIOError` (or `InputFileError`) with
 `; parsing expected function outputs` appended.
 
+numpy is imported when values are compared, not with the module.
+
 Threading: none; every call is self-contained.
 
 Sources: IREE runtime/src/iree/tooling/{comparison.cc,buffer_view_matchers.c,process_results.c}.
@@ -18,28 +20,31 @@ Sources: IREE runtime/src/iree/tooling/{comparison.cc,buffer_view_matchers.c,pro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Sequence
 
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.tooling.element_types import F16, F32, F64, BF16, ElementType, decode_narrow_float
+from amdgpu_cli.tooling.element_types import F16, F32, F64, BF16, ElementType
 from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
     _element_formatter,
+    _flat_elements,
     format_buffer_view,
     parse_inputs,
 )
 from amdgpu_cli.tooling.values import (
-    _SCALAR_NAMES,
     FunctionIOError,
     Tensor,
     Value,
     _bits,
     _normalize,
+    _numpy_scalar,
+    _scalar_name,
     _type_name,
     _widen,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Equality", "compare_expected"]
 
@@ -62,6 +67,8 @@ class Equality:
 
     def atol_for(self, element_type: ElementType) -> float | None:
         """The absolute tolerance of a float type (flags are C floats except f64's)."""
+        import numpy as np
+
         f32 = lambda x: float(np.float32(x))  # noqa: E731
         return {
             F16: lambda: f32(self.f16_atol),
@@ -112,9 +119,9 @@ def compare_expected(
 
 
 def _cconv_of(value: Value) -> str:
-    if isinstance(value, np.generic):
+    if _numpy_scalar(value):
         return {"i8": "i", "i16": "i", "i32": "i", "i64": "I", "f32": "f", "f64": "F"}[
-            _SCALAR_NAMES[value.dtype]
+            _scalar_name(value)
         ]
     return "r"
 
@@ -151,6 +158,8 @@ def _compare_buffer_views(index: int, expected: Tensor, actual: Tensor, equality
 
 def _match_buffer_view(expected: Tensor, actual: Tensor, equality: Equality) -> str | None:
     """None when equal, else IREE's description of the first difference."""
+    import numpy as np
+
     if expected.shape != actual.shape or expected.element_type != actual.element_type:
         return (
             f"metadata is {_shape_and_type(actual)}; expected that the view matches "
@@ -178,13 +187,15 @@ def _match_buffer_view(expected: Tensor, actual: Tensor, equality: Equality) -> 
     i = int(bad[0])
     formatter = _element_formatter(element_type)
     return (
-        f"element at index {i} ({formatter(a_flat[i : i + 1])[0]}) does not match the "
-        f"expected ({formatter(e_flat[i : i + 1])[0]})"
+        f"element at index {i} ({formatter(_flat_elements(actual), i, i + 1)[0]}) does not "
+        f"match the expected ({formatter(_flat_elements(expected), i, i + 1)[0]})"
     )
 
 
 def _as_float64(flat: np.ndarray, element_type: ElementType) -> np.ndarray:
     fmt = element_type.narrow_float
     if fmt is not None:
+        from amdgpu_cli.tooling.narrow_float import decode_narrow_float
+
         return _widen(decode_narrow_float(_bits(flat), fmt))
     return _widen(flat)

@@ -14,6 +14,11 @@ What this module owns
 The values themselves live in `values`, .npy reading and writing in `npy`, and the
 `--expected_output` check in `expected`.
 
+numpy: the integer types, f32, f64 and the hex-byte types are parsed into bytes and printed from
+bytes with struct / array / memoryview (`ElementType.python_format`), so the usual run never
+imports numpy. f16, bf16 and the f8 types (IREE's codecs in `narrow_float`), scalar values (numpy
+scalars) and .npy files import it where they are handled.
+
 Errors a user can cause raise `FunctionIOError` (an AmdgpuCliError) whose `status` is the IREE
 status code name and whose message carries IREE's wording where IREE has one, followed by the
 same `parsing input `...`` annotation. Files named by inputs that cannot be opened raise
@@ -30,9 +35,8 @@ from __future__ import annotations
 
 import math
 import sys
+from array import array
 from typing import IO, Iterable, Sequence
-
-import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError, InputFileError
 from amdgpu_cli.tooling.element_types import (
@@ -44,23 +48,20 @@ from amdgpu_cli.tooling.element_types import (
     c_strtod,
     c_strtol,
     c_strtoul,
-    decode_narrow_float,
-    encode_narrow_float,
     is_c_float_literal,
 )
-from amdgpu_cli.tooling.npy import _at_end, npy_bytes, read_npy
 from amdgpu_cli.tooling.values import (
     _C_SPACE,
     _MAX_RANK,
-    _SCALAR_NAMES,
     FunctionIOError,
     StorageBuffer,
     Tensor,
     Value,
     _bits,
     _checked_size,
-    _from_bits,
     _normalize,
+    _numpy_scalar,
+    _scalar_name,
     _type_name,
     _widen,
 )
@@ -273,31 +274,40 @@ def _parse_value_into(text: str, cconv: _Cconv, out: list, files: InputFiles) ->
         out.append(_parse_tensor(text, files))
 
 
+# cconv kind -> (IREE's name, numpy scalar type, the C reader of its text)
+_PRIMITIVES = {
+    "i": ("i32", "int32", lambda text: c_strtol(text, 32, max_chars=16)),
+    "I": ("i64", "int64", lambda text: c_strtol(text, 64)),
+    "f": ("f32", "float32", lambda text: c_strtod(text, single=True)),
+    "F": ("f64", "float64", c_strtod),
+}
+
+
+def _primitive(kind: str) -> tuple:
+    if kind not in _PRIMITIVES:
+        raise FunctionIOError(f"unimplemented cconv type `{kind}`", status="UNIMPLEMENTED")
+    return _PRIMITIVES[kind]
+
+
+def _numpy_scalar_of(type_name: str, value: int | float) -> Value:
+    """A VM primitive value: scalar values are numpy scalars, so numpy is imported here."""
+    import numpy as np
+
+    return getattr(np, type_name)(value)
+
+
 def _null_of_kind(kind: str) -> Value:
-    zeros = {"i": np.int32(0), "I": np.int64(0), "f": np.float32(0), "F": np.float64(0)}
     if kind == "r":
         return None
-    if kind not in zeros:
-        raise FunctionIOError(f"unimplemented cconv type `{kind}`", status="UNIMPLEMENTED")
-    return zeros[kind]
+    return _numpy_scalar_of(_primitive(kind)[1], 0)
 
 
 def _parse_primitive(kind: str, text: str) -> Value:
-    if kind == "i":
-        value, name = c_strtol(text, 32, max_chars=16), "i32"
-        value = None if value is None else np.int32(value)
-    elif kind == "I":
-        value, name = c_strtol(text, 64), "i64"
-        value = None if value is None else np.int64(value)
-    elif kind == "f":
-        value, name = c_strtod(text, single=True), "f32"
-    elif kind == "F":
-        value, name = c_strtod(text), "f64"
-    else:
-        raise FunctionIOError(f"unimplemented cconv type `{kind}`", status="UNIMPLEMENTED")
+    name, type_name, read = _primitive(kind)
+    value = read(text)
     if value is None:
         raise FunctionIOError(f"parsing value `{text}` as {name}")
-    return value
+    return _numpy_scalar_of(type_name, value)
 
 
 def _parse_npy_file_into(text: str, cconv: _Cconv, out: list, files: InputFiles) -> None:
@@ -309,6 +319,8 @@ def _parse_npy_file_into(text: str, cconv: _Cconv, out: list, files: InputFiles)
             "only numpy (.npy) files are supported for metadata-less variant I/O",
             status="UNIMPLEMENTED",
         )
+    from amdgpu_cli.tooling.npy import _at_end, read_npy
+
     f = files.open(path, append=append)
     if not splat:
         cconv.take("r")
@@ -367,15 +379,13 @@ def _parse_tensor(text: str, files: InputFiles) -> Tensor:
     if sep and contents[:1] in ("@", "+"):
         shape, element_type, _ = _split_shape_and_type(metadata)
         f = files.open(contents[1:], append=contents[0] != "@")
-        count, dtype = _checked_size(shape, element_type)
-        data = _read_exact(f, count * dtype.itemsize)
-        return Tensor(element_type, np.frombuffer(data, dtype=dtype).reshape(shape).copy())
+        count, size = _checked_size(shape, element_type)
+        return Tensor.from_bytes(element_type, shape, _read_exact(f, count * size))
     shape, element_type, data = _split_shape_and_type(text)
-    count, dtype = _checked_size(shape, element_type)
+    count, size = _checked_size(shape, element_type)
     if not data:
-        return Tensor(element_type, np.zeros(shape, dtype=dtype))
-    flat = _parse_elements(data, element_type, count)
-    return Tensor(element_type, flat.reshape(shape))
+        return Tensor.from_bytes(element_type, shape, bytes(count * size))
+    return Tensor.from_bytes(element_type, shape, _parse_elements(data, element_type, count))
 
 
 def _tokens(data: str) -> list[tuple[str, bool]]:
@@ -394,8 +404,8 @@ def _tokens(data: str) -> list[tuple[str, bool]]:
     return tokens
 
 
-def _parse_elements(data: str, element_type: ElementType, capacity: int) -> np.ndarray:
-    """IREE's `iree_hal_parse_buffer_elements`: tokens -> flat storage (splat, under/overflow)."""
+def _parse_elements(data: str, element_type: ElementType, capacity: int) -> bytes:
+    """IREE's `iree_hal_parse_buffer_elements`: tokens -> dense bytes (splat, under/overflow)."""
     parse = _element_parser(element_type)
     parsed = []
     for token, separated in _tokens(data):
@@ -413,7 +423,7 @@ def _parse_elements(data: str, element_type: ElementType, capacity: int) -> np.n
             status="OUT_OF_RANGE",
         )
     packed = _pack_elements(parsed, element_type)
-    return np.repeat(packed, capacity) if len(packed) < capacity else packed  # one value splats
+    return packed * capacity if len(parsed) < capacity else packed  # one value splats
 
 
 def _int_parser(element_type: ElementType, lo: int | None = None, hi: int | None = None):
@@ -479,22 +489,28 @@ def _hex_nibble(c: str) -> int:
     return int(c, 16) if c in "0123456789abcdefABCDEF" else 0
 
 
-def _pack_elements(parsed: list, element_type: ElementType) -> np.ndarray:
-    dtype = element_type.storage_dtype
-    if not parsed:
-        return np.zeros(0, dtype=dtype)
-    if isinstance(parsed[0], bytes):
-        return np.frombuffer(b"".join(parsed), dtype=dtype).copy()
-    fmt = element_type.narrow_float
-    if fmt is not None:
-        return _from_bits(encode_narrow_float(np.array(parsed, dtype=np.float32), fmt), dtype)
-    if dtype.kind in "iu":
-        # The C cast to the element width: keep the low bits, whatever the sign.
-        mask = (1 << (dtype.itemsize * 8)) - 1
-        unsigned_dtype = np.dtype(f"<u{dtype.itemsize}")
-        low_bits = np.array([v & mask for v in parsed], dtype=np.uint64)
-        return low_bits.astype(unsigned_dtype).view(dtype)
-    return np.array(parsed, dtype=dtype)
+def _pack_elements(parsed: list, element_type: ElementType) -> bytes:
+    """Parsed element values -> their dense bytes, as C stores them in the element type."""
+    if not parsed or isinstance(parsed[0], bytes):
+        return b"".join(parsed)
+    if element_type.narrow_float is not None:
+        return _encode_narrow_floats(parsed, element_type)
+    code = element_type.python_format
+    if code in ("f", "d"):
+        return array(code, parsed).tobytes()  # the C cast (floats are already rounded)
+    # The C cast to the element width: keep the low bits, whatever the sign.
+    mask = (1 << element_type.bit_count) - 1
+    return array(code.upper(), [v & mask for v in parsed]).tobytes()
+
+
+def _encode_narrow_floats(values: list[float], element_type: ElementType) -> bytes:
+    """f32 values -> f16 / bf16 / f8 bytes through IREE's codecs (numpy)."""
+    import numpy as np
+
+    from amdgpu_cli.tooling.narrow_float import encode_narrow_float
+
+    bits = encode_narrow_float(np.array(values, dtype=np.float32), element_type.narrow_float)
+    return bits.astype(f"<u{element_type.storage_size}").tobytes()
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,25 +526,38 @@ def _c_float(value: float, upper: bool) -> str:
     return ("%G" if upper else "%g") % value
 
 
+def _flat_elements(tensor: Tensor):
+    """A tensor's elements as `_element_formatter`'s functions take them: a memoryview of the
+    types Python reads (the numpy storage for the narrow floats, whose codecs need it)."""
+    element_type = tensor.element_type
+    if element_type.narrow_float is not None:
+        return tensor.storage.reshape(-1)
+    view = memoryview(tensor.data)
+    code = element_type.python_format
+    return view.cast(code) if code else view
+
+
 def _element_formatter(element_type: ElementType):
-    """flat storage -> list of element strings (`iree_hal_format_element`)."""
-    nt, bits = element_type.numerical_type, element_type.bit_count
-    if bits in (8, 16, 32, 64) and nt in (
-        NumericalType.INTEGER,
-        NumericalType.INTEGER_SIGNED,
-        NumericalType.INTEGER_UNSIGNED,
-    ):
-        return lambda flat: [str(v) for v in flat.tolist()]
+    """(flat elements, start, stop) -> element strings (`iree_hal_format_element`), where the
+    flat elements are what `_flat_elements` gives."""
     fmt = element_type.narrow_float
     if fmt is not None:
-        return lambda flat: [
-            _c_float(v, True) for v in _widen(decode_narrow_float(_bits(flat), fmt)).tolist()
-        ]
-    if element_type in (F32, F64):
-        return lambda flat: [_c_float(v, True) for v in _widen(flat).tolist()]
+
+        def narrow_floats(flat, start: int, stop: int) -> list[str]:
+            from amdgpu_cli.tooling.narrow_float import decode_narrow_float
+
+            values = _widen(decode_narrow_float(_bits(flat[start:stop]), fmt))
+            return [_c_float(v, True) for v in values.tolist()]
+
+        return narrow_floats
+    code = element_type.python_format
+    if code in ("f", "d"):  # f32 -> double (tolist) is exact and keeps a NaN's sign
+        return lambda flat, start, stop: [_c_float(v, True) for v in flat[start:stop].tolist()]
+    if code is not None:
+        return lambda flat, start, stop: [str(v) for v in flat[start:stop].tolist()]
     size = element_type.byte_size
-    return lambda flat: [
-        flat[i : i + 1].tobytes().hex().upper() if size else "" for i in range(len(flat))
+    return lambda flat, start, stop: [
+        flat[i * size : (i + 1) * size].hex().upper() for i in range(start, stop)
     ]
 
 
@@ -537,7 +566,7 @@ def format_buffer_view(tensor: Tensor, max_element_count: int | None = None) -> 
     budget = _budget(max_element_count)
     shape = tensor.shape
     prefix = ("x".join(str(d) for d in shape) + "x") if shape else ""
-    flat = tensor.storage.reshape(-1)
+    flat = _flat_elements(tensor)
     formatter = _element_formatter(tensor.element_type)
     parts: list[str] = []
     remaining = [budget]
@@ -545,7 +574,7 @@ def format_buffer_view(tensor: Tensor, max_element_count: int | None = None) -> 
     def leaf(offset: int, length: int) -> None:
         count = min(remaining[0], length)
         remaining[0] -= count
-        parts.append(" ".join(formatter(flat[offset : offset + count])))
+        parts.append(" ".join(formatter(flat, offset, offset + count)))
         if count < length:
             parts.append("...")
 
@@ -579,13 +608,13 @@ def format_result(value: Value, max_element_count: int | None = None) -> str:
     value = _normalize(value)
     if value is None:
         return "(null)"
-    if isinstance(value, np.generic):
-        name = _SCALAR_NAMES[value.dtype]
+    if isinstance(value, Tensor):
+        return f"hal.buffer_view\n{format_buffer_view(value, max_element_count)}"
+    if _numpy_scalar(value):
+        name = _scalar_name(value)
         if value.dtype.kind == "f":
             return f"{name}={_c_float(float(value), False)}"
         return f"{name}={int(value)}"
-    if isinstance(value, Tensor):
-        return f"hal.buffer_view\n{format_buffer_view(value, max_element_count)}"
     if isinstance(value, (list, tuple)):
         return "vm.list\n" + "".join(
             f"child_list[{i}]: {format_result(v, max_element_count)}\n" for i, v in enumerate(value)
@@ -658,21 +687,29 @@ def write_output(
         ) from None
     with f:
         tensor = _as_buffer_view(value)
-        f.write(npy_bytes(tensor) if path.endswith(".npy") else tensor.tobytes())
+        if path.endswith(".npy"):
+            from amdgpu_cli.tooling.npy import npy_bytes
+
+            f.write(npy_bytes(tensor))
+        else:
+            f.write(tensor.tobytes())
 
 
 def _as_buffer_view(value: Value) -> Tensor:
     """IREE's `iree_tooling_create_buffer_view_from_variant`."""
-    if value is None:
-        return Tensor(I8, np.zeros(0, dtype=np.int8))
     if isinstance(value, Tensor):
         return value
+    if value is None:
+        value = b""
     if isinstance(value, StorageBuffer):
-        return Tensor(I8, np.frombuffer(value.data, dtype=np.int8).copy())
+        value = value.data
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return Tensor(I8, np.frombuffer(bytes(value), dtype=np.int8).copy())
-    if isinstance(value, np.generic):
-        return Tensor.from_array(np.array(value), _SCALAR_NAMES[value.dtype])
+        data = bytes(value)
+        return Tensor.from_bytes(I8, (len(data),), data)
+    if _numpy_scalar(value):
+        import numpy as np
+
+        return Tensor.from_array(np.array(value), _scalar_name(value))
     raise FunctionIOError(
         "unsupported output source type; expected: !hal.buffer, !hal.buffer_view, !vm.buffer"
     )

@@ -20,8 +20,6 @@ from __future__ import annotations
 import os
 from typing import IO
 
-import numpy as np
-
 from amdgpu_cli.tooling.element_types import ElementType, NumericalType, c_strtoul
 from amdgpu_cli.tooling.values import (
     _C_SPACE,
@@ -81,15 +79,15 @@ def read_npy(f: IO[bytes]) -> Tensor:
         raise FunctionIOError(
             "unimplemented encoding type size calculation", status="UNIMPLEMENTED"
         )
-    count, dtype = _checked_size(shape, element_type)
-    size = count * dtype.itemsize
+    count, element_size = _checked_size(shape, element_type)
+    size = count * element_size
     data = f.read(size)
     if len(data) != size:
         raise FunctionIOError(
             f"end-of-file encountered during read; failed to read npy contents of {size} bytes",
             status="OUT_OF_RANGE",
         )
-    return Tensor(element_type, np.frombuffer(data, dtype=dtype).reshape(shape).copy())
+    return Tensor.from_bytes(element_type, shape, data)
 
 
 def _parse_npy_header(header: str) -> tuple[ElementType, list[int], bool]:

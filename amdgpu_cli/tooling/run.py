@@ -17,7 +17,10 @@ IREE's annotations (`; parsing function inputs`, `; invoking function 'f'`, and 
 output did not match).
 
 Also here: the value conversions between tooling values (Tensor, StorageBuffer, numpy scalars)
-and VM/HAL values, shared with `amdgpu_cli.api`.
+and VM/HAL values, shared with `amdgpu_cli.api`. Tensors travel as bytes (uploaded through
+`queue_update`, read back with `Buffer.read`), so a run with tensor arguments and results never
+imports numpy; scalar results become numpy scalars, which import it; `--expected_output`
+loads its checker (`expected`) on use.
 Only one bytecode module per context is supported (the VM context takes one); earlier `--module`s
 are rejected with UNIMPLEMENTED.
 """
@@ -25,10 +28,7 @@ are rejected with UNIMPLEMENTED.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from typing import IO, Sequence
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Sequence
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.formats.vmfb import BytecodeModule, load_vmfb
@@ -38,7 +38,6 @@ from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryType
 from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.registry import default_registry
 from amdgpu_cli.tooling.element_types import ElementType
-from amdgpu_cli.tooling.expected import Equality, compare_expected
 from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
     format_results,
@@ -50,32 +49,51 @@ from amdgpu_cli.vm.context import VmContext
 from amdgpu_cli.vm.hal_module import HalModule
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
+if TYPE_CHECKING:
+    from amdgpu_cli.tooling.expected import Equality
+
 __all__ = ["DEFAULT_DEVICE", "RunOptions", "RunResult", "Session", "from_vm", "run",
            "select_function", "to_vm"]
 
 DEFAULT_DEVICE = "local-task"
 
 
-@dataclass
 class RunOptions:
-    modules: list[str]
-    devices: list[str] = field(default_factory=list)
-    function: str = ""
-    inputs: list[str] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
-    expected_outputs: list[str] = field(default_factory=list)
-    output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT
-    equality: Equality = field(default_factory=Equality)
-    # Per-driver options, as factory keyword arguments (`--amdgpu_libhsa_search_path` ->
-    # {"amdgpu": {"libhsa_search_paths": [...]}}); see DriverRegistry.with_options.
-    driver_options: dict[str, dict[str, object]] = field(default_factory=dict)
+    """One run, as iree-run-module's flags give it (a plain class: cheaper than a dataclass to
+    define at start-up). `equality` None means IREE's default comparison flags;
+    `driver_options` are per-driver factory keyword arguments (`--amdgpu_libhsa_search_path` ->
+    {"amdgpu": {"libhsa_search_paths": [...]}}; see DriverRegistry.with_options)."""
+
+    __slots__ = ("modules", "devices", "function", "inputs", "outputs", "expected_outputs",
+                 "output_max_element_count", "equality", "driver_options")
+
+    def __init__(self, modules: list[str], devices: list[str] | None = None, function: str = "",
+                 inputs: list[str] | None = None, outputs: list[str] | None = None,
+                 expected_outputs: list[str] | None = None,
+                 output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT,
+                 equality: Equality | None = None,
+                 driver_options: dict[str, dict[str, object]] | None = None):
+        self.modules = modules
+        self.devices = [] if devices is None else devices
+        self.function = function
+        self.inputs = [] if inputs is None else inputs
+        self.outputs = [] if outputs is None else outputs
+        self.expected_outputs = [] if expected_outputs is None else expected_outputs
+        self.output_max_element_count = output_max_element_count
+        self.equality = equality
+        self.driver_options = {} if driver_options is None else driver_options
 
 
-@dataclass
 class RunResult:
-    function: str
-    results: list  # tooling values (Tensor, numpy scalars, StorageBuffer, bytes, lists, None)
-    exit_code: int = 0
+    """A completed run: the function, its results as tooling values (Tensor, numpy scalars,
+    StorageBuffer, bytes, lists, None) and the exit code (1: an expected output differed)."""
+
+    __slots__ = ("function", "results", "exit_code")
+
+    def __init__(self, function: str, results: list, exit_code: int = 0):
+        self.function = function
+        self.results = results
+        self.exit_code = exit_code
 
 
 def _annotate(error: AmdgpuCliError, note: str) -> AmdgpuCliError:
@@ -185,14 +203,15 @@ def select_function(module: BytecodeModule, name: str) -> str:
 
 # -- value conversion ---------------------------------------------------------------------------
 
-def _upload(device, data: np.ndarray) -> Buffer:
-    """A device-local buffer (usage DEFAULT) holding `data`, written through the device queue."""
-    nbytes = data.nbytes
+def _upload(device, data) -> Buffer:
+    """A device-local buffer (usage DEFAULT) holding the bytes-like `data`, written through the
+    device queue."""
+    source = memoryview(data)
+    nbytes = source.nbytes
     buffer = device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, nbytes)
     if nbytes:
         fence = Fence.create(device.create_semaphore(0), 1)
-        device.queue_update(-1, None, fence, memoryview(np.ascontiguousarray(data)).cast("B"), 0,
-                            buffer, 0, nbytes)
+        device.queue_update(-1, None, fence, source, 0, buffer, 0, nbytes)
         fence.wait()
     return buffer
 
@@ -223,13 +242,10 @@ def to_vm(value, ch: str, device):
         return None
     if isinstance(value, BufferView):
         return value  # already on a device (DeviceArray inputs: the common case of a call)
-    if isinstance(value, np.ndarray):
-        value = Tensor.from_array(value)
     if isinstance(value, Tensor):
-        buffer = _upload(device, value.storage.reshape(-1).view(np.uint8))
-        return BufferView(buffer, value.shape, value.element_type.code)
+        return BufferView(_upload(device, value.data), value.shape, value.element_type.code)
     if isinstance(value, StorageBuffer):
-        return _upload(device, np.frombuffer(value.data, dtype=np.uint8))
+        return _upload(device, value.data)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return VmBuffer(bytearray(value))
     if isinstance(value, (list, tuple)):
@@ -238,19 +254,24 @@ def to_vm(value, ch: str, device):
         for i, item in enumerate(value):
             lst.set_ref(i, to_vm(item, "r", device))
         return lst
-    if isinstance(value, np.generic):
+    np = sys.modules.get("numpy")  # numpy values exist only once numpy is imported
+    if np is not None and isinstance(value, np.ndarray):
+        return to_vm(Tensor.from_array(value), ch, device)
+    if np is not None and isinstance(value, np.generic):
         raise HalError(f"a scalar {value.dtype} value cannot be passed as a ref argument",
                        status="INVALID_ARGUMENT")
     return value
 
 
-_SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
+_SCALARS = {"i": "int32", "I": "int64", "f": "float32", "F": "float64"}  # numpy type names
 
 
 def from_vm(value, ch: str, device):
     """A VM host result of cconv char `ch` -> a tooling value (buffer contents read back)."""
     if ch in _SCALARS:
-        return _SCALARS[ch](value)
+        import numpy as np  # scalar results are numpy scalars
+
+        return getattr(np, _SCALARS[ch])(value)
     if value is None:
         return None
     if isinstance(value, BufferView):
@@ -315,6 +336,8 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         exit_code = 0
         try:
             if options.expected_outputs:
+                from amdgpu_cli.tooling.expected import compare_expected
+
                 ok, text = compare_expected(results, options.expected_outputs, cconv=res_chars,
                                             equality=options.equality)
                 out.write(text)

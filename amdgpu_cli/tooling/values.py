@@ -11,12 +11,17 @@ What this module owns
     - a `list`/`tuple` of values: a `vm.list`.
   A plain `np.ndarray` is accepted wherever a Tensor is and converted with `Tensor.from_array`.
 * The helpers the other function I/O modules share: `_normalize` (Python numbers and arrays to
-  the kinds above), `_type_name` (IREE's name for a value's type), the storage bit views
-  (`_bits`, `_from_bits`, `_widen`) and the shape limits every reader enforces (`_checked_size`).
+  the kinds above), `_type_name` and `_scalar_name` (IREE's name for a value's type), the
+  storage bit views (`_bits`, `_from_bits`, `_widen`) and the shape limits every reader enforces
+  (`_checked_size`).
 * `FunctionIOError`, the error of every function I/O module: an AmdgpuCliError whose `status`
   is the IREE status code name and whose message carries IREE's wording where IREE has one.
 
-Threading: none; everything here is a pure function or a frozen dataclass.
+numpy: not imported here. A Tensor built from bytes (parsed inputs, results) stays bytes until
+its numpy `storage` is asked for; numpy values (scalars, arrays) can only exist once numpy is
+imported, so the checks for them look numpy up in `sys.modules` instead of importing it.
+
+Threading: none; everything here is a pure function or an immutable value.
 
 Sources: IREE runtime/src/iree/tooling/function_io.c, hal/buffer_view_util.c.
 """
@@ -24,18 +29,19 @@ Sources: IREE runtime/src/iree/tooling/function_io.c, hal/buffer_view_util.c.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Sequence, Union
-
-import numpy as np
+import sys
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.tooling.element_types import ElementType, encode_narrow_float
+from amdgpu_cli.tooling.element_types import ElementType
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["FunctionIOError", "StorageBuffer", "Tensor", "Value"]
 
 _MAX_RANK = 128  # IREE rejects shapes of higher rank
-_MAX_ALLOCATION = 1 << 40  # refuse absurd shapes instead of asking numpy for petabytes
+_MAX_ALLOCATION = 1 << 40  # refuse absurd shapes instead of asking for petabytes
 _C_SPACE = " \t\n\v\f\r"
 
 
@@ -43,40 +49,93 @@ class FunctionIOError(AmdgpuCliError):
     """A bad --input / --output / --expected_output value; `status` is IREE's code name."""
 
 
-@dataclass(frozen=True, eq=False)
-class Tensor:
-    """Host image of a `hal.buffer_view`: an IREE element type and dense row-major storage.
+class _Immutable:
+    """Refuses attribute assignment and deletion (a frozen dataclass's behaviour, without the
+    dataclass: cheaper to define at start-up). Subclasses fill their slots in `__init__` with
+    `object.__setattr__`."""
 
-    `storage` is C-contiguous, has the tensor's shape and the element type's storage dtype
-    (raw bits for bf16/f8, uint8 for i1, `V<n>` for opaque types), so the IREE element type is
-    never lost to numpy's coarser dtypes (si32 and i32 are both int32 there).
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"cannot assign to field '{name}': {type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field '{name}': {type(self).__name__} is immutable")
+
+
+class Tensor(_Immutable):
+    """Host image of a `hal.buffer_view`: an IREE element type and dense row-major elements.
+
+    The elements are held as bytes (`from_bytes`: parsed inputs and read-back results, no numpy
+    involved) or as a numpy array (`Tensor(element_type, storage)`, `from_array`); the other
+    form is made when first asked for and kept. `storage` is C-contiguous, has the tensor's
+    shape and the element type's storage dtype (raw bits for bf16/f8, uint8 for i1, `V<n>` for
+    opaque types), so the IREE element type is never lost to numpy's coarser dtypes (si32 and
+    i32 are both int32 there); made from bytes, it is a read-only view of them.
+    Immutable: attributes cannot be set. Equality is identity.
     """
 
-    element_type: ElementType
-    storage: np.ndarray
+    __slots__ = ("element_type", "shape", "_data", "_storage")
 
     type_name = "hal.buffer_view"
 
-    def __post_init__(self):
-        storage = np.asarray(self.storage)
+    element_type: ElementType
+    shape: tuple[int, ...]
+
+    def __init__(self, element_type: ElementType, storage: np.ndarray):
+        import numpy as np
+
+        storage = np.asarray(storage)
         if not storage.flags.c_contiguous:
             storage = storage.copy(order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
-        if storage.dtype != self.element_type.storage_dtype:
+        if storage.dtype != element_type.storage_dtype:
             raise TypeError(
-                f"storage dtype {storage.dtype} does not hold {self.element_type.name} elements"
+                f"storage dtype {storage.dtype} does not hold {element_type.name} elements"
             )
-        object.__setattr__(self, "storage", storage)
+        _set(self, element_type, tuple(storage.shape), None, storage)
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.storage.shape)
+    @classmethod
+    def from_bytes(cls, element_type: ElementType, shape: Sequence[int], data) -> Tensor:
+        """The tensor whose dense little-endian elements are `data` (copied unless bytes)."""
+        shape = tuple(shape)
+        data = bytes(data)
+        if len(data) != math.prod(shape) * element_type.storage_size:
+            raise ValueError(
+                f"{len(data)} bytes do not hold a {'x'.join(map(str, shape)) or 'scalar'} "
+                f"tensor of {element_type.name}"
+            )
+        tensor = cls.__new__(cls)
+        _set(tensor, element_type, shape, data, None)
+        return tensor
 
     @property
     def nbytes(self) -> int:
-        return self.storage.nbytes
+        data = self._data
+        return len(data) if data is not None else self._storage.nbytes
 
     def tobytes(self) -> bytes:
-        return self.storage.tobytes()
+        data = self._data
+        return data if data is not None else self._storage.tobytes()
+
+    @property
+    def data(self):
+        """The elements' bytes as a bytes-like object, without a copy (a byte view of the
+        numpy storage for a tensor made from an array)."""
+        data = self._data
+        return data if data is not None else memoryview(self._storage.reshape(-1).view("u1"))
+
+    @property
+    def storage(self) -> np.ndarray:
+        """The elements as a numpy array (for a tensor made from bytes: a read-only view of
+        them, made on first use)."""
+        storage = self._storage
+        if storage is None:
+            import numpy as np
+
+            dtype = self.element_type.storage_dtype
+            storage = np.frombuffer(self._data, dtype=dtype).reshape(self.shape)
+            object.__setattr__(self, "_storage", storage)
+        return storage
 
     @property
     def array(self) -> np.ndarray:
@@ -87,18 +146,14 @@ class Tensor:
         return self.storage.view(dtype)
 
     @classmethod
-    def from_bytes(cls, element_type: ElementType, shape: Sequence[int], data) -> Tensor:
-        dtype = element_type.storage_dtype
-        storage = np.frombuffer(bytes(data), dtype=dtype).reshape(tuple(shape))
-        return cls(element_type, storage.copy())
-
-    @classmethod
     def from_array(cls, array, element_type: ElementType | str | None = None) -> Tensor:
         """Wraps a numpy array; integers default to signless `iN`, bool to i1.
 
         With an explicit element type the values are converted to it (through IREE's own
         f32 rounding for f16, bf16 and the f8 types).
         """
+        import numpy as np
+
         array = np.asarray(array)
         if isinstance(element_type, str):
             element_type = ElementType.parse(element_type)
@@ -113,6 +168,8 @@ class Tensor:
             if array.dtype.kind == "V" and array.dtype.itemsize == storage_dtype.itemsize:
                 storage = array.view(storage_dtype).copy()  # ml_dtypes values: keep the bits
             else:
+                from amdgpu_cli.tooling.narrow_float import encode_narrow_float
+
                 bits = encode_narrow_float(array.astype(np.float32), element_type.narrow_float)
                 storage = _from_bits(bits, storage_dtype)
         else:
@@ -123,6 +180,8 @@ class Tensor:
         """The same bytes seen as another element type of the same width."""
         if isinstance(element_type, str):
             element_type = ElementType.parse(element_type)
+        if self._data is not None and element_type.storage_size == self.element_type.storage_size:
+            return Tensor.from_bytes(element_type, self.shape, self._data)
         return Tensor(element_type, self.storage.view(element_type.storage_dtype))
 
     def __repr__(self) -> str:
@@ -130,39 +189,78 @@ class Tensor:
 
         return f"Tensor({format_buffer_view(self, 8)})"
 
+    def __reduce__(self):  # copy and pickle (the default would assign the slots)
+        return Tensor.from_bytes, (self.element_type, self.shape, self.tobytes())
 
-@dataclass(frozen=True)
-class StorageBuffer:
-    """Host image of a bare `hal.buffer` (no shape or element type)."""
 
-    data: bytes
+def _set(tensor: Tensor, element_type: ElementType, shape: tuple[int, ...], data, storage) -> None:
+    """Fills a new Tensor's slots (past its __setattr__, which refuses every assignment)."""
+    setattr_ = object.__setattr__
+    setattr_(tensor, "element_type", element_type)
+    setattr_(tensor, "shape", shape)
+    setattr_(tensor, "_data", data)
+    setattr_(tensor, "_storage", storage)
+
+
+class StorageBuffer(_Immutable):
+    """Host image of a bare `hal.buffer` (no shape or element type); equal when the bytes are."""
+
+    __slots__ = ("data",)
 
     type_name = "hal.buffer"
 
+    def __init__(self, data: bytes):
+        object.__setattr__(self, "data", data)
 
-Value = Union[None, np.generic, int, float, Tensor, StorageBuffer, bytes, list]
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not StorageBuffer:
+            return NotImplemented
+        return self.data == other.data
 
-_SCALAR_NAMES = {
-    np.dtype(np.int8): "i8",
-    np.dtype(np.int16): "i16",
-    np.dtype(np.int32): "i32",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float64): "f64",
-}
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"StorageBuffer(data={self.data!r})"
+
+    def __reduce__(self):  # copy and pickle (the default would assign the slot)
+        return StorageBuffer, (self.data,)
+
+
+Value = Union[None, "np.generic", int, float, Tensor, StorageBuffer, bytes, list]
+
+# IREE's names of the numpy scalar types that are VM values, by (dtype kind, itemsize).
+_SCALAR_NAMES = {("i", 1): "i8", ("i", 2): "i16", ("i", 4): "i32", ("i", 8): "i64",
+                 ("f", 4): "f32", ("f", 8): "f64"}  # fmt: skip
+
+
+def _numpy_scalar(value: Any) -> bool:
+    """True for a numpy scalar; numpy need not be imported (then there can be none)."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.generic)
+
+
+def _scalar_name(value: Any) -> str | None:
+    """IREE's name for a numpy scalar's type (`i32`, `f64`...); None when it is no VM value."""
+    return _SCALAR_NAMES.get((value.dtype.kind, value.dtype.itemsize))
 
 
 def _normalize(value: Any) -> Any:
     """Python ints/floats and numpy arrays to the canonical value kinds."""
-    if isinstance(value, (bool, np.bool_)):
+    if value is None or value.__class__ is Tensor:
+        return value
+    np = sys.modules.get("numpy")
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         raise TypeError("booleans are not VM values; use np.int32 or an i1 Tensor")
-    if isinstance(value, int):
-        return np.int64(value)
-    if isinstance(value, float):
-        return np.float64(value)
+    if isinstance(value, (int, float)):
+        import numpy as np
+
+        return np.int64(value) if isinstance(value, int) else np.float64(value)
+    if np is None:
+        return value
     if isinstance(value, np.ndarray):
         return Tensor.from_array(value)
-    if isinstance(value, np.generic) and value.dtype not in _SCALAR_NAMES:
+    if isinstance(value, np.generic) and _scalar_name(value) is None:
         raise TypeError(f"numpy scalar of dtype {value.dtype} is not a VM value")
     return value
 
@@ -171,8 +269,8 @@ def _type_name(value: Any) -> str:
     """IREE's name for a variant's type (`iree_vm_append_variant_type_string`)."""
     if value is None:
         return "empty"
-    if isinstance(value, np.generic):
-        return _SCALAR_NAMES[value.dtype]
+    if _numpy_scalar(value):
+        return _scalar_name(value)
     if isinstance(value, (Tensor, StorageBuffer)):
         return value.type_name
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -182,18 +280,19 @@ def _type_name(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not a function I/O value")
 
 
-def _checked_size(shape: Sequence[int], element_type: ElementType) -> tuple[int, np.dtype]:
+def _checked_size(shape: Sequence[int], element_type: ElementType) -> tuple[int, int]:
+    """(element count, bytes per element) of a shape IREE would allocate."""
     if element_type.bit_count == 0:
         raise FunctionIOError("opaque element types cannot be indexed")
-    dtype = element_type.storage_dtype
+    size = element_type.storage_size
     count = math.prod(shape)
-    if count * dtype.itemsize > _MAX_ALLOCATION:
+    if count * size > _MAX_ALLOCATION:
         raise FunctionIOError(
             f"cannot allocate a {'x'.join(map(str, shape))}x{element_type} buffer "
-            f"({count * dtype.itemsize} bytes)",
+            f"({count * size} bytes)",
             status="RESOURCE_EXHAUSTED",
         )
-    return count, dtype
+    return count, size
 
 
 def _bits(storage: np.ndarray) -> np.ndarray:
@@ -207,5 +306,7 @@ def _from_bits(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _widen(values: np.ndarray) -> np.ndarray:
     """float -> float64, as C promotes for printf (signalling NaNs become quiet, silently)."""
+    import numpy as np
+
     with np.errstate(invalid="ignore"):
         return values.astype(np.float64)

@@ -20,10 +20,10 @@ Sources: IREE runtime/src/iree/modules/hal/{exports.inl,module.c,utils/buffer_di
 
 from __future__ import annotations
 
-import numpy as np
+import struct
 
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.hal.buffer import Buffer
+from amdgpu_cli.hal.buffer import Buffer, host_address
 from amdgpu_cli.hal.buffer_view import BufferView
 from amdgpu_cli.hal.command_buffer import BufferRef, CommandBuffer
 from amdgpu_cli.hal.enums import (
@@ -164,7 +164,7 @@ class HalModule(NativeModule):
                          status="PERMISSION_DENIED")
         writable = not immutable and not usage & BufferUsage.SHARING_IMMUTABLE
         data = source.data[offset:offset + length]
-        address = np.frombuffer(data, dtype=np.uint8).ctypes.data if length else 0
+        address = host_address(data) if length else 0
         buffer = None
         if address % _ALIGNMENT == 0:
             buffer = allocator.import_host(data, memory_types, usage, writable=writable)
@@ -456,7 +456,7 @@ class HalModule(NativeModule):
             if len(raw) % 4:
                 raise VmTrap(f"constant buffer data must contain 4-byte elements but data length "
                              f"is {len(raw)}", status="INVALID_ARGUMENT")
-            values = tuple(np.frombuffer(raw, dtype="<u4").tolist())
+            values = struct.unpack(f"<{len(raw) // 4}I", raw)
         return self._cache(device).prepare_executable(fmt, bytes(data.data), values)
 
     def executable_lookup_function(self, executable, name):

@@ -17,7 +17,6 @@ import re
 import shutil
 import struct
 import subprocess
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np

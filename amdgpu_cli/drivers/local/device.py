@@ -152,7 +152,8 @@ def _stage_misaligned(bindings):
     Buffers imported from host bytes (rodata held in a Python `bytes`) or subspans at odd offsets
     can be unaligned, so such a binding runs on an aligned copy that is written back afterwards
     when the buffer is writable. (Overlapping writable bindings of one allocation would not see
-    each other's writes; compiled code does not produce those at unaligned offsets.)
+    each other's writes; compiled code does not produce those at unaligned offsets.) A rare
+    path: its views are numpy arrays (map_range), so numpy is imported here.
     """
     from amdgpu_cli.hal.allocator import aligned_storage
     views, write_back = [], []
@@ -344,8 +345,7 @@ class LocalDevice(HostQueueDevice):
             if length < 12:
                 raise HalError(f"workgroup count buffer range of {length} bytes is smaller than "
                                f"3 x u32", status="OUT_OF_RANGE")
-            raw = buffer.map_range(MemoryAccess.READ, offset, 12).tobytes()
-            x, y, z = struct.unpack("<3I", raw)
+            x, y, z = struct.unpack("<3I", buffer.read(offset, 12))
             workgroup_count = (x, y, z & 0xFFFF)
         else:
             workgroup_count = command.workgroup_count

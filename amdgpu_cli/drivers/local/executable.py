@@ -6,12 +6,13 @@ calling thread, or on a `WorkerPool` (pthreads; the calling thread is worker 0) 
 uses every core.
 
 Dispatch contract (IREE runtime behaviour, /work/shared/reference/vmfb.md §5.1): bindings are
-host buffers (numpy arrays, C-contiguous, base ≥ 64-byte aligned: compiled kernels use aligned
-vector loads); `binding_ptrs[i]` / `binding_lengths[i]` are each array's address and byte size;
-`constants` are the dispatch's 32-bit push constants, as many as the export's attributes declare.
-Exports flagged SEQUENTIAL run on one worker. A non-zero kernel return raises `DispatchError`.
-The GIL is released while workgroups run; arrays must not be resized or freed meanwhile (the call
-holds references to them until it returns).
+host memory whose base is 64-byte aligned (compiled kernels use aligned vector loads): addresses
+and lengths of HAL buffers (`PreparedDispatch`), or C-contiguous numpy arrays for the direct
+`dispatch` API (numpy is imported there only); `binding_ptrs[i]` / `binding_lengths[i]` are each
+binding's address and byte size; `constants` are the dispatch's 32-bit push constants, as many as
+the export's attributes declare. Exports flagged SEQUENTIAL run on one worker. A non-zero kernel
+return raises `DispatchError`. The GIL is released while workgroups run; bindings must not be
+resized or freed meanwhile (the call holds references to them until it returns).
 
 Lifetime: `close()` / context manager; the library unmaps when the executable is closed or
 collected. The default pool lives for the process; a pool made by the caller is closed by it.
@@ -23,13 +24,15 @@ import os
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from amdgpu_cli.errors import AmdgpuCliError
 
 from ._dispatch import ffi, lib
 from .elf_loader import ElfLibrary, ExportInfo
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BINDING_ALIGNMENT = 64
 
@@ -202,6 +205,7 @@ class LocalExecutable:
                  bindings: Sequence[np.ndarray], workgroup_size: Sequence[int] | None = None, *,
                  serial: bool = False) -> int:
         """Run export `export_ordinal` over the grid `workgroup_count` (x, y, z); returns workgroups run."""
+        import numpy as np
         if self._library.closed:
             raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
         exports = self._library.exports
