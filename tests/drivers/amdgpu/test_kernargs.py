@@ -1,7 +1,7 @@
 """HAL kernargs (drivers/amdgpu/kernargs.py) against the code objects iree-compile produces.
 
 For a static matmul and a dynamic-shape add compiled for gfx942 and gfx1100 (see
-tests/formats/test_amdgpu_executable.py), `hal_kernargs` must put every binding address, constant
+tests/amdgpu_executables.py), `hal_kernargs` must put every binding address, constant
 and implicit argument at the offset the kernel's own metadata `.args` give (read with llvm-readobj-19
 + msgpack, not with our parser), with the values passed, zeros everywhere else, and the segment
 size reference §6.1 gives: E = 8B + align8(4C), implicit block only when kernarg_segment_size > E,
@@ -19,7 +19,7 @@ import pytest
 from amdgpu_cli.drivers.amdgpu.kernargs import KernelInfo, decode_hal_kernargs, hal_kernargs, kernarg_size
 from amdgpu_cli.formats.amdgpu_executable import parse_amdgpu_executable
 from amdgpu_cli.hal.enums import HalError
-from tests.formats.test_amdgpu_executable import CASE_IDS, CASES, compiled_cases
+from tests.amdgpu_executables import CASE_IDS, CASES, compiled_cases
 
 KERNEL_OBJECT = 0x7F12_3456_0000
 BINDINGS = [0x7F00_0000_1000, 0x7F00_0010_0040, 0x7F00_0200_0080]
