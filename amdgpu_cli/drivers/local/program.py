@@ -150,7 +150,9 @@ class ReplayProgram:
         for slot, needed in self._slots:
             if slot >= table_size:
                 return False
-            buffer, offset, length = binding_table[slot]  # a Binding or the VM's plain tuple
+            entry = binding_table[slot]
+            buffer, offset, length = entry if type(entry) is tuple else (
+                entry.buffer, entry.offset, entry.length)
             source = _resolve_source(buffer, offset, length, needed)
             if source is None:
                 return False
