@@ -7,7 +7,8 @@ always added (as IREE's heap allocator does, because host devices copy through m
 imports alias the caller's bytes.
 
 Lifetime: a buffer holds its allocator; the allocator holds its device (may be None in tests). Closing
-a buffer returns its bytes to the statistics; there is no pooling.
+a buffer returns its bytes to the statistics; there is no pooling. Allocations of up to 4 KiB are
+carved from shared 64 KiB slabs (`_aligned_bytes`), whose memory goes when their last buffer does.
 Threading: statistics are updated under a lock; allocation itself is thread-safe.
 Sources: IREE runtime/src/iree/hal/allocator.h, allocator_heap.c.
 """
@@ -18,7 +19,7 @@ import abc
 import threading
 from typing import TYPE_CHECKING
 
-from amdgpu_cli.hal.buffer import Buffer, _flag_int, host_address
+from amdgpu_cli.hal.buffer import Buffer, _flag_int, allocated_buffer, host_address
 from amdgpu_cli.hal.enums import (
     BufferCompatibility,
     BufferUsage,
@@ -79,10 +80,31 @@ def aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT) -> 
     return np.frombuffer(_aligned_bytes(byte_length, alignment)[0], dtype=np.uint8)
 
 
+# Small allocations are carved from shared slabs: one bytearray and one address lookup per slab
+# instead of per buffer (compiled functions allocate their transients on every call). Chunks
+# start 64-byte aligned and are never handed out twice, so each is zeroed; a slab's memory is
+# freed when the last buffer carved from it is.
+_SLAB_BYTES = 64 * 1024
+_SLAB_LIMIT = 4 * 1024  # larger allocations get a bytearray of their own
+_slab_lock = threading.Lock()
+_slab = [memoryview(b""), 0, 0, 0]  # [view, address of its first byte, its size, next offset]
+
+
 def _aligned_bytes(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
                    ) -> tuple[memoryview, int]:
     """`byte_length` zeroed bytes whose first byte is `alignment`-aligned, as a memoryview
     (of a bytearray), and that byte's address."""
+    if byte_length <= _SLAB_LIMIT and alignment == ALLOCATION_ALIGNMENT:
+        with _slab_lock:
+            view, base, size, start = _slab
+            end = start + byte_length
+            if end > size:
+                view, base = _aligned_bytes(_SLAB_BYTES + _SLAB_LIMIT)
+                size = _SLAB_BYTES + _SLAB_LIMIT
+                _slab[0], _slab[1], _slab[2] = view, base, size
+                start, end = 0, byte_length
+            _slab[3] = -(-end // ALLOCATION_ALIGNMENT) * ALLOCATION_ALIGNMENT
+        return view[start:end], base + start
     raw = bytearray(byte_length + alignment)
     address = host_address(raw)
     start = -address % alignment
@@ -139,6 +161,11 @@ class Allocator(abc.ABC):
                 stats.host_bytes_freed += buffer._allocation_size
 
 
+# HostAllocator._query's answers by (memory type, usage) as compiled code passes them (plain
+# ints): a module asks the same few questions on every call.
+_QUERY_ANSWERS: dict[tuple[int, int], tuple[int, int, int]] = {}
+
+
 class HostAllocator(Allocator):
     """Host memory for host drivers: every buffer is host-local and device-local host bytes."""
 
@@ -173,10 +200,17 @@ class HostAllocator(Allocator):
         if byte_length < 0:
             raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
         if type(self).query_compatibility is HostAllocator.query_compatibility:
-            compatibility, memory_type, usage = self._query(memory_type, usage)
+            answer = _QUERY_ANSWERS.get((memory_type, usage))
+            if answer is None:
+                answer = self._query(memory_type, usage)
+                if (memory_type.__class__ is int and usage.__class__ is int
+                        and len(_QUERY_ANSWERS) < 256):
+                    _QUERY_ANSWERS[memory_type, usage] = answer
+            compatibility, memory_type, usage = answer
         else:  # a subclass answers differently
             compatibility, memory_type, usage = self.query_compatibility(memory_type, usage,
                                                                          byte_length)
+            memory_type, usage = _flag_int(memory_type, MemoryType), _flag_int(usage, BufferUsage)
         if not compatibility & _ALLOCATABLE:
             raise HalError("allocator cannot allocate a buffer with the given parameters",
                            status="INVALID_ARGUMENT")
@@ -188,8 +222,7 @@ class HostAllocator(Allocator):
                 raise HalError(f"allocation of {byte_length} bytes exceeds the allocator limit of "
                                f"{self.limit_bytes} bytes", status="RESOURCE_EXHAUSTED")
         storage, address = _aligned_bytes(byte_length)
-        buffer = Buffer(storage, memory_type=memory_type, allowed_usage=usage, allocator=self)
-        buffer._address = (storage, address)
+        buffer = allocated_buffer(storage, address, memory_type, usage, self)
         self._record_allocation(buffer)
         return buffer
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 # cffi's backend alone (no compiled module): ~1 ms to import where ctypes costs ~5 ms.
+_new = object.__new__
 _ffi = _cffi_backend.FFI()
 _cast = _ffi.cast
 _from_buffer = _ffi.from_buffer
@@ -102,6 +103,28 @@ def _pattern_bytes(pattern: int | bytes, pattern_length: int | None = None) -> b
         raise HalError(f"fill patterns must be 1, 2, 4 or 8 bytes (pattern_length={len(data)})",
                        status="INVALID_ARGUMENT")
     return data
+
+
+def allocated_buffer(storage: memoryview, address: int, memory_type: int, usage: int,
+                     allocator) -> Buffer:
+    """`Buffer(storage, memory_type=..., allowed_usage=..., allocator=...)` with every access
+    allowed, for an allocator's fresh storage (a flat byte memoryview whose first byte is at
+    `address`) and plain non-negative int flags: no checks, and the address already known.
+    Every queue allocation of a compiled function makes one."""
+    buffer = _new(Buffer)
+    buffer._storage = storage
+    buffer._array = None
+    buffer._root = None
+    buffer.allocator = allocator
+    buffer._memory_type = memory_type
+    buffer._allowed_usage = usage
+    buffer._allowed_access = _ACCESS_ALL
+    buffer.byte_offset = 0
+    buffer.byte_length = buffer._allocation_size = len(storage)
+    buffer._preserve_count = 1
+    buffer._closed = False
+    buffer._address = (storage, address)
+    return buffer
 
 
 class Buffer:

@@ -64,6 +64,8 @@ class Device(abc.ABC):
         return False, 0
 
     def create_semaphore(self, initial_value: int = 0) -> Semaphore:
+        if initial_value == 0 and initial_value.__class__ is int:  # every hal.fence.create
+            return Semaphore.at_zero(self)
         return Semaphore(initial_value, device=self)
 
     def create_command_buffer(self, mode: int, categories: int, queue_affinity: int = -1,

@@ -15,9 +15,14 @@ from amdgpu_cli.hal.enums import HalError, StatusCode
 from amdgpu_cli.hal.semaphore import Semaphore, wait_semaphores
 
 
+_new = object.__new__
+
+
 class Fence:
 
     vm_type = "hal.fence"  # its VM ref type (see vm/refs.type_matches)
+    __slots__ = ("_timepoints", "__weakref__")  # compiled code makes several per call
+
     def __init__(self, timepoints=()):
         self._timepoints: dict[Semaphore, int] = {}
         for semaphore, value in timepoints:
@@ -25,7 +30,7 @@ class Fence:
 
     @classmethod
     def create(cls, semaphore: Semaphore, value: int) -> Fence:
-        fence = cls.__new__(cls)  # no __init__: one call fewer for each hal.fence.create
+        fence = _new(cls)  # no __init__: one call fewer for each hal.fence.create
         fence._timepoints = {semaphore: value}
         return fence
 
@@ -43,7 +48,7 @@ class Fence:
                 for semaphore, value in fence._timepoints.items():
                     if timepoints.get(semaphore, -1) < value:  # insert(), inline
                         timepoints[semaphore] = value
-        joined = cls.__new__(cls)
+        joined = _new(cls)
         joined._timepoints = timepoints
         return joined
 
@@ -126,7 +131,7 @@ def wait_fences(fences, *, wait_any: bool = False, timeout: float | None = None)
     semaphores = {s for f in fences for s, _ in f.timepoints}
     for s in semaphores:
         with s._lock:
-            s._watchers.add(events)
+            s._watch(events)
     try:
         while True:
             events.clear()
@@ -143,4 +148,4 @@ def wait_fences(fences, *, wait_any: bool = False, timeout: float | None = None)
     finally:
         for s in semaphores:
             with s._lock:
-                s._watchers.discard(events)
+                s._unwatch(events)

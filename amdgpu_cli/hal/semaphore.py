@@ -42,6 +42,8 @@ def _remaining(deadline: float | None) -> float | None:
 
 
 _cond_creation = threading.Lock()  # makes each semaphore's Condition exactly once
+_RLock = _thread.RLock
+_new = object.__new__
 
 
 class Semaphore:
@@ -60,8 +62,34 @@ class Semaphore:
         self._failure: HalError | None = None
         self._lock = _thread.RLock()  # threading.RLock() is a Python-level call in front of it
         self._condition: threading.Condition | None = None  # made by the first `_cond` use
-        self._watchers: set[threading.Event] = set()
-        self._timepoint_callbacks: list[tuple[int, Callable[[], None]]] = []
+        # Made by their first use (most semaphores are signalled once and never watched).
+        self._watchers: set[threading.Event] | None = None
+        self._timepoint_callbacks: list[tuple[int, Callable[[], None]]] | None = None
+
+    @classmethod
+    def at_zero(cls, device=None) -> Semaphore:
+        """`Semaphore(0, device=device)` without the argument checks: every hal.fence.create
+        makes one, several per call of a compiled function."""
+        semaphore = _new(cls)
+        semaphore.device = device
+        semaphore._value = 0
+        semaphore._failure = None
+        semaphore._lock = _RLock()
+        semaphore._condition = None
+        semaphore._watchers = None
+        semaphore._timepoint_callbacks = None
+        return semaphore
+
+    def _watch(self, event: threading.Event) -> None:
+        """Register a multi-semaphore waiter's Event; caller holds the lock."""
+        if self._watchers is None:
+            self._watchers = set()
+        self._watchers.add(event)
+
+    def _unwatch(self, event: threading.Event) -> None:
+        """Caller holds the lock."""
+        if self._watchers is not None:
+            self._watchers.discard(event)
 
     @property
     def _cond(self) -> threading.Condition:
@@ -119,6 +147,8 @@ class Semaphore:
         with self._lock:
             due = self._failure is not None or self._value >= value
             if not due:
+                if self._timepoint_callbacks is None:
+                    self._timepoint_callbacks = []
                 self._timepoint_callbacks.append((value, callback))
         if due:
             callback()
@@ -198,7 +228,7 @@ def wait_semaphores(timepoints: Iterable[tuple[Semaphore, int]], *, wait_any: bo
     event = threading.Event()
     for semaphore, _ in timepoints:
         with semaphore._lock:
-            semaphore._watchers.add(event)
+            semaphore._watch(event)
     try:
         while True:
             event.clear()  # clear before checking: a signal after the check sets it again
@@ -212,7 +242,7 @@ def wait_semaphores(timepoints: Iterable[tuple[Semaphore, int]], *, wait_any: bo
     finally:
         for semaphore, _ in timepoints:
             with semaphore._lock:
-                semaphore._watchers.discard(event)
+                semaphore._unwatch(event)
 
 
 def _check(timepoints, wait_any: bool) -> bool:
