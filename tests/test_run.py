@@ -79,6 +79,29 @@ def test_corpus_case_matches_iree(case, vmfbs, iree_run):
     assert status == _iree_status(ref), ref.stderr
 
 
+def test_generated_import_sites_match_iree(vmfbs, iree_run, monkeypatch):
+    """Every corpus RUN line again, with each import call site's generated code (literal
+    constant operands included) used from its first run: a site otherwise walks its shape the
+    first time, which is all a one-call run like the test above ever executes."""
+    from amdgpu_cli.vm import interpreter
+
+    def no_walk(*args):
+        raise AssertionError("an import call site walked its shape")
+
+    monkeypatch.setattr(interpreter, "WALKED_IMPORT_RUNS", 0)
+    monkeypatch.setattr(interpreter, "_walk_import_call", no_walk)
+    compared = 0
+    for case in CASES:
+        if case.id in KNOWN_GAPS:
+            continue
+        vmfb = vmfbs[case.stem]
+        ref = iree_run(["--device=local-sync", f"--module={vmfb}", *case.args])
+        stdout, status = _ours(vmfb, case.args)
+        assert (stdout, status) == (ref.stdout, _iree_status(ref)), f"{case.id}: {ref.stderr}"
+        compared += 1
+    assert compared > 100
+
+
 def test_known_gaps_name_real_cases():
     ids = {c.id for c in CASES}
     assert set(KNOWN_GAPS) <= ids

@@ -42,6 +42,7 @@ from typing import Callable, NamedTuple, Sequence
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import Instruction, verify
+from amdgpu_cli.vm.isa import CASES, REG, REMAP, RESULTS
 from amdgpu_cli.siphash import siphash24_keyed
 from amdgpu_cli.vm.refs import (STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name,
                                 type_matcher, type_matches)
@@ -437,6 +438,7 @@ class Interpreter:
                               desc.ref_register_count, code, [ins.offset for ins in body],
                               cconv_slots(args), results)
         _fold_entry_constants(fn, body)
+        builder.constants = _constant_registers(fn, body)
         return fn
 
 
@@ -472,6 +474,45 @@ def _fold_entry_constants(fn: CompiledFunction, body: list[Instruction]) -> None
                 break
         fn.code[fn.entry](fn.i_init, fn.r_init)
         fn.entry += 1
+
+
+def _constant_registers(fn: CompiledFunction, body: list[Instruction]) -> dict[int, int]:
+    """{int register: raw u32 value} of the registers every call of `fn` reads the same value
+    from: those no argument and no op after the folded entry constants writes (their value is
+    the frame template's: the folded constant, or zero). Import call sites read them as
+    literals (`_Builder.import_call`). Write sites: REG fields marked as written, call results,
+    and the destinations of branch remaps; a write whose width is not known from its field
+    counts for the pair (index, index + 1)."""
+    written = set()
+    for ch, slot in fn.arg_slots:
+        if ch != "r":
+            written.update((slot, slot + 1) if ch in "IF" else (slot,))
+
+    def mark(field_bank, reg) -> None:
+        if not reg.is_ref:
+            written.add(reg.index)
+            if field_bank not in ("i32", "f32"):
+                written.add(reg.index + 1)
+
+    for ins in body[fn.entry:]:
+        operands = ins.operands
+        for field in ins.op.fields:
+            kind = field.kind
+            if kind == REG:
+                if field.write:
+                    mark(field.bank, operands[field.name])
+            elif kind == RESULTS:
+                for reg in operands[field.name]:
+                    mark(None, reg)
+            elif kind == REMAP:
+                for _, dst in operands[field.name]:
+                    mark(None, dst)
+            elif kind == CASES:
+                for _, remap in operands[field.name]:
+                    for _, dst in remap:
+                        mark(None, dst)
+    i_init = fn.i_init
+    return {n: i_init[n] for n in range(len(i_init)) if n not in written}
 
 
 def _null(what: str) -> VmTrap:
@@ -610,6 +651,9 @@ class _Builder:
         self.block_index = block_index
         self.results = results
         self.code: list = []  # the ops built so far; an op's index is len(code) while it is built
+        # {int register: raw value} read the same by every call (_constant_registers), set once
+        # the function is built: import call sites compiled on their second run use it.
+        self.constants: dict[int, int] | None = None
 
     # helpers ------------------------------------------------------------------------------------
 
@@ -1693,22 +1737,22 @@ class _Builder:
         fn = binding.fn
         direct = isinstance(fn, TrappingImport)
         shape = tuple(shape)
-        factory = _import_factories.get((shape, res_chars, direct))
-        if factory is not None:
-            return factory(fn.function if direct else fn, resume, name, *regs)
-        # No site of this shape has run twice yet: run this one by walking its shape, and
-        # generate its code only if it runs again. Most sites of a process run once (`__init`'s,
-        # and each of a CLI run's single call), and compiling them is a few ms of every start.
+        # The first run walks the shape; a second run generates the site's code (with the
+        # operands that are constant registers as literals) and swaps it in. Most sites of a
+        # process run once (`__init`'s, and each of a CLI run's single call), and generating
+        # code for them is a few ms of every start.
         code, pc = self.code, len(self.code)
+        builder = self
         runs = 0
 
         def op(i, r):
             nonlocal runs
             runs += 1
-            if runs == 1:
+            if runs <= WALKED_IMPORT_RUNS:
                 return _walk_import_call(i, r, fn, shape, res_chars, regs, name, resume)
-            factory = _import_op_factory(shape, res_chars, direct)
-            compiled = code[pc] = factory(fn.function if direct else fn, resume, name, *regs)
+            literal, values = _literal_operands(shape, regs, builder.constants or {})
+            factory = _import_op_factory(shape, res_chars, direct, literal)
+            compiled = code[pc] = factory(fn.function if direct else fn, resume, name, *values)
             return compiled(i, r)
         return op
 
@@ -1722,6 +1766,9 @@ class _Builder:
 # factory, so the compile cost is paid per shape and process, not per site.
 
 _import_factories: dict[tuple, Callable] = {}
+# Runs of a call site that walk its shape before its code is generated (tests set 0, so that a
+# single run of each corpus function goes through generated code).
+WALKED_IMPORT_RUNS = 1
 
 # Raw register(s) -> host value (raw_to_host), as expressions over register names {n} / {hi}.
 _IMPORT_READ = {
@@ -1783,6 +1830,43 @@ def _walk_import_call(i: list, r: list, fn: Callable, shape: tuple, res_chars: s
     return resume
 
 
+def _literal_operands(shape: tuple, regs: tuple, constants: dict[int, int]
+                      ) -> tuple[tuple[bool, ...], list]:
+    """Which scalar operands of an import site read constant registers (one flag per int/float
+    operand, in read order), and the factory's values: such an operand's host value in place of
+    its register(s); every other register as it is."""
+    literal, values = [], []
+    registers = iter(regs)
+    next_reg = registers.__next__
+
+    def operand(ch: str) -> None:
+        n = next_reg()
+        if ch == "r":
+            values.append(n)
+            return
+        wide = ch in "IF"
+        hi = next_reg() if wide else None
+        if n in constants and (not wide or hi in constants):
+            raw = constants[n] | constants[hi] << 32 if wide else constants[n]
+            literal.append(True)
+            values.append(raw_to_host(ch, raw))
+        else:
+            literal.append(False)
+            values.append(n)
+            if wide:
+                values.append(hi)
+
+    for ch, spec in shape:
+        if ch == "C":
+            for tup in spec:
+                for c, _ in tup:
+                    operand(c)
+        else:
+            operand(ch)
+    values.extend(registers)  # the result registers
+    return tuple(literal), values
+
+
 def _import_results(out, count: int, name: str) -> tuple:
     """An import's return value as `count` results: None is none, a bare value is one."""
     if out is None:
@@ -1795,14 +1879,18 @@ def _import_results(out, count: int, name: str) -> tuple:
     return out
 
 
-def _import_op_factory(shape: tuple, res_chars: str, direct: bool) -> Callable:
-    """`factory(fn, resume, name, *registers) -> op` for import calls of this shape; `direct`:
-    `fn` is a TrappingImport's function (one result comes bare)."""
-    key = (shape, res_chars, direct)
+def _import_op_factory(shape: tuple, res_chars: str, direct: bool,
+                       literal: tuple[bool, ...] = ()) -> Callable:
+    """`factory(fn, resume, name, *values) -> op` for import calls of this shape; `direct`:
+    `fn` is a TrappingImport's function (one result comes bare). `literal` flags the scalar
+    operands (in read order) whose value is passed as a host value instead of register(s)
+    (`_literal_operands`); the rest, and results, are register indices."""
+    key = (shape, res_chars, direct, literal)
     factory = _import_factories.get(key)
     if factory is not None:
         return factory
     params, body = [], []
+    next_literal = iter(literal).__next__
 
     def register(ch: str) -> dict:
         """Names for the next operand's register(s): {n}, and {hi} for an I/F pair."""
@@ -1814,9 +1902,13 @@ def _import_op_factory(shape: tuple, res_chars: str, direct: bool) -> Callable:
         return {"n": n, "hi": n + "h"}
 
     def read(ch: str, move: bool) -> str:
-        names = register(ch)
         if ch != "r":
-            return _IMPORT_READ[ch].format(**names)
+            if literal and next_literal():
+                name = f"k{len(params)}"
+                params.append(name)
+                return name
+            return _IMPORT_READ[ch].format(**register(ch))
+        names = register(ch)
         # Refs are read into locals in operand order, so a moved register reads as null to any
         # later operand that names it, as the operands are read one at a time.
         temp = f"a{len(body)}"

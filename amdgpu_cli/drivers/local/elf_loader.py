@@ -351,6 +351,12 @@ class ElfLibrary:
     def closed(self) -> bool:
         return not self._finalizer.alive
 
+    @property
+    def liveness(self):
+        """An object whose `alive` is True until the library is closed (a check without the
+        property chain, for code that checks on every dispatch)."""
+        return self._finalizer
+
     def close(self) -> None:
         self._finalizer()
 

@@ -176,6 +176,11 @@ class LocalExecutable:
         return self._library.closed
 
     @property
+    def liveness(self):
+        """`alive` is True until the library is closed (ElfLibrary.liveness)."""
+        return self._library.liveness
+
+    @property
     def pool(self) -> WorkerPool | None:
         """The pool given at load (None: the process's default pool when not serial)."""
         return self._pool

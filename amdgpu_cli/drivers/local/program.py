@@ -60,7 +60,7 @@ class ReplayProgram:
     """The dispatches of one recorded command buffer in native form (see the module docstring)."""
 
     __slots__ = ("_steps", "_step_count", "_bindings", "_slots", "_direct", "_prepared",
-                 "_executables", "_pool")
+                 "_executables", "_liveness", "_pool", "_results")
 
     def __init__(self, commands) -> None:
         dispatches = []
@@ -72,6 +72,9 @@ class ReplayProgram:
         self._prepared = [self._prepare(command) for command in dispatches]
         executables = {id(p.executable): p.executable for p in self._prepared}
         self._executables = tuple(executables.values())
+        self._liveness = tuple(e.liveness for e in self._executables)
+        # Result structs for `run`, reused: a run takes one (a concurrent run makes another).
+        self._results: list = []
         if len({id(e.pool) for e in self._executables}) > 1:
             raise _NotReplayable("executables on different pools")
         self._pool = self._executables[0].pool if self._executables else None
@@ -142,8 +145,8 @@ class ReplayProgram:
     def run(self, binding_table, serial: bool) -> bool:
         """Run every dispatch with `binding_table`; False (nothing ran) when a source or an
         executable needs the per-command path. Raises a kernel failure as LocalExecutable does."""
-        for executable in self._executables:
-            if executable.closed:
+        for liveness in self._liveness:
+            if not liveness.alive:  # a closed executable: the per-command path raises it
                 return False
         sources, keep_alive = [], []  # sources: address, length of each, interleaved
         table_size = len(binding_table)
@@ -151,13 +154,19 @@ class ReplayProgram:
             if slot >= table_size:
                 return False
             entry = binding_table[slot]
-            buffer, offset, length = entry if type(entry) is tuple else (
+            buffer, offset, length = entry if entry.__class__ is tuple else (
                 entry.buffer, entry.offset, entry.length)
-            source = _resolve_source(buffer, offset, length, needed)
-            if source is None:
+            if buffer.__class__ is not Buffer:  # None, or a subclass with its own mapping
                 return False
-            keep_alive.append(source[0])
-            sources += source[1:]
+            try:
+                storage, address, length = buffer.host_range(_ACCESS_ANY, offset, length)
+            except HalError:
+                return False
+            if length < needed or address % BINDING_ALIGNMENT:
+                return False
+            keep_alive.append(storage)
+            sources.append(address)
+            sources.append(length)
         for buffer, needed in self._direct:
             source = _resolve_source(buffer, 0, WHOLE_BUFFER, needed)
             if source is None:
@@ -172,10 +181,14 @@ class ReplayProgram:
                 pool_handle, concurrency = pool.handle, pool.worker_count
             except AmdgpuCliError:  # closed: the per-command path raises it at the right dispatch
                 return False
-        result = ffi.new("lx_dispatch_result_t*")
+        try:
+            result = self._results.pop()  # atomic: each run has a struct of its own
+        except IndexError:
+            result = ffi.new("lx_dispatch_result_t*")
         status = lib.lx_program_run(pool_handle, concurrency, self._steps, self._step_count,
                                     self._bindings, ffi.new("uint64_t[]", sources or [0]), result)
         del keep_alive  # the sources' memory stayed referenced until the kernels returned
         if status:
             raise dispatch_failure(self._prepared[result.step].plan, status, result)
+        self._results.append(result)
         return True
