@@ -106,6 +106,7 @@ class Module:
                                  status="NOT_FOUND")
         session = self._session
         arg_chars, _ = session.cconv(name)
+        device_call = session.device_caller(name) if device_results else None
 
         def call(*args):
             if len(args) != len(arg_chars):
@@ -114,9 +115,9 @@ class Module:
             # This module's DeviceArrays (the common case) without a _to_tool call.
             values = [a.view if a.__class__ is DeviceArray and a._session is session
                       else _to_tool(a, ch, session) for a, ch in zip(args, arg_chars)]
-            if device_results:
-                results = [DeviceArray(v, session) if isinstance(v, BufferView) else _from_tool(v)
-                           for v in session.call(name, values, download=False)]
+            if device_call is not None:
+                results = [DeviceArray(v, session) if v.__class__ is BufferView else _from_tool(v)
+                           for v in device_call(values)]
             else:
                 results = [_from_tool(v) for v in session.call(name, values)]
             if not results:

@@ -291,6 +291,9 @@ class Buffer:
     # -- views ---------------------------------------------------------------------------------
     def subspan(self, offset: int, length: int = WHOLE_BUFFER) -> Buffer:
         """A buffer over [offset, offset+length) of this one, sharing its allocation."""
+        if (offset == 0 and self._root is None and not self._closed
+                and (length == self.byte_length or length == WHOLE_BUFFER)):
+            return self  # all of an open root buffer: every tensor a compiled function returns
         self._check_open()
         length = self.validate_range(offset, length)
         if offset == 0 and length == self.byte_length:

@@ -40,6 +40,7 @@ def dense_byte_length(shape, element_type: int) -> int:
 
 # A plain int: comparing with the enum member costs more, on every hal.buffer_view.create.
 _DENSE_ROW_MAJOR = int(EncodingType.DENSE_ROW_MAJOR)
+_new = object.__new__
 
 
 class BufferView:
@@ -65,6 +66,28 @@ class BufferView:
                encoding_type: int = EncodingType.DENSE_ROW_MAJOR) -> BufferView:
         """hal.buffer_view.create: a view over buffer[offset:offset+length] (a subspan if partial)."""
         return cls(buffer.subspan(offset, length), shape, element_type, encoding_type)
+
+    @classmethod
+    def of_ints(cls, buffer: Buffer, offset: int, length: int, shape: tuple[int, ...],
+                element_type: int, encoding_type: int) -> BufferView:
+        """`create` for what compiled code passes, on every call that returns a tensor: a tuple
+        of Python ints for the shape and plain ints for the types. The same checks and errors,
+        without the conversions."""
+        buffer = buffer.subspan(offset, length)
+        for dim in shape:
+            if dim < 0:
+                raise HalError(f"negative dimension in shape {shape}", status="INVALID_ARGUMENT")
+        view = _new(cls)
+        view.buffer = buffer
+        view.shape = shape
+        view.element_type = element_type
+        view.encoding_type = encoding_type
+        if encoding_type == _DENSE_ROW_MAJOR:  # element_packed_byte_count, inline
+            needed = (math.prod(shape) * (element_type & 0xFF) + 7) // 8
+            if needed > buffer.byte_length:
+                raise HalError(f"buffer of {buffer.byte_length} bytes is too small for a "
+                               f"{view.type_string()} view ({needed} bytes)", status="OUT_OF_RANGE")
+        return view
 
     @property
     def rank(self) -> int:

@@ -28,7 +28,7 @@ are rejected with UNIMPLEMENTED.
 from __future__ import annotations
 
 import sys
-from typing import IO, TYPE_CHECKING, Sequence
+from typing import IO, TYPE_CHECKING, Callable, Sequence
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.formats.vmfb import BytecodeModule, load_vmfb
@@ -176,6 +176,20 @@ class Session:
         vm_results = self.context.call(function, vm_args)
         return [from_vm(v, ch, device) if download or not isinstance(v, BufferView) else v
                 for v, ch in zip(vm_results, res_chars)]
+
+    def device_caller(self, function: str) -> Callable[[Sequence], list]:
+        """`lambda values: self.call(function, values, download=False)`, with the function looked
+        up once (the Python API's repeated calls)."""
+        arg_chars, res_chars = self.cconv(function)
+        vm_call = self.context.caller(function)
+        device = self.devices[0]
+
+        def call(values: Sequence) -> list:
+            vm_args = [v if ch == "r" and v.__class__ is BufferView else to_vm(v, ch, device)
+                       for v, ch in zip(values, arg_chars)]
+            return [v if v.__class__ is BufferView else from_vm(v, ch, device)
+                    for v, ch in zip(vm_call(vm_args), res_chars)]
+        return call
 
     def upload(self, value) -> BufferView:
         """A tensor (numpy array or Tensor) as a BufferView on this session's device."""

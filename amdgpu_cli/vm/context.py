@@ -155,6 +155,21 @@ class VmContext:
         out = self.interpreter.invoke(ordinal, raw)
         return [raw_to_host(ch, v) for ch, v in zip(res_chars, out)] if convert_results else out
 
+    def caller(self, name: str) -> Callable[[Sequence], list]:
+        """`lambda args: self.call(name, args)` with the export looked up once: for code that
+        calls one function many times (the Python API). Signatures of refs only (compiled
+        models) skip `call`'s conversions altogether."""
+        ordinal, cconv, arg_chars, res_chars, convert_args, convert_results = self._signature(name)
+        if "C" in arg_chars or convert_args or convert_results:
+            return lambda args: self.call(name, args)
+        invoke, count = self.interpreter.invoke, len(arg_chars)
+
+        def call(args: Sequence) -> list:
+            if len(args) != count:
+                return self.call(name, args)  # raises call's error
+            return invoke(ordinal, args)
+        return call
+
     def call_raw(self, name: str, args: Sequence = ()) -> list:
         """Like `call`, but with raw values (u32 / u64 ints, f32/f64 as bit patterns)."""
         return self.interpreter.invoke(self._export(name), list(args))

@@ -240,9 +240,8 @@ class HalModule(NativeModule):
     def buffer_view_create(self, buffer, offset, length, element_type, encoding_type, dims):
         if not isinstance(buffer, Buffer):
             _need(buffer, Buffer, "source buffer")
-        shape = [d for (d,) in dims]
-        return BufferView.create(buffer, offset, length, shape, element_type & 0xFFFFFFFF,
-                                 encoding_type & 0xFFFFFFFF)
+        return BufferView.of_ints(buffer, offset, length, tuple([d for (d,) in dims]),
+                                  element_type & 0xFFFFFFFF, encoding_type & 0xFFFFFFFF)
 
     def buffer_view_assert(self, view, message, element_type, encoding_type, dims):
         # What compiled functions assert on every call, an exact match, needs no message text.
