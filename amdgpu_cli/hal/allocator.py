@@ -8,7 +8,8 @@ imports alias the caller's bytes.
 
 Lifetime: a buffer holds its allocator; the allocator holds its device (may be None in tests). Closing
 a buffer returns its bytes to the statistics; there is no pooling. Allocations of up to 4 KiB are
-carved from shared 64 KiB slabs (`_aligned_bytes`), whose memory goes when their last buffer does.
+carved from 64 KiB slabs, one per thread (`_aligned_bytes`), whose memory goes when their last
+buffer does.
 Threading: statistics are updated under a lock; allocation itself is thread-safe.
 Sources: IREE runtime/src/iree/hal/allocator.h, allocator_heap.c.
 """
@@ -80,14 +81,15 @@ def aligned_storage(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT) -> 
     return np.frombuffer(_aligned_bytes(byte_length, alignment)[0], dtype=np.uint8)
 
 
-# Small allocations are carved from shared slabs: one bytearray and one address lookup per slab
+# Small allocations are carved from slabs: one bytearray and one address lookup per slab
 # instead of per buffer (compiled functions allocate their transients on every call). Chunks
 # start 64-byte aligned and are never handed out twice, so each is zeroed; a slab's memory is
 # freed when the last buffer carved from it is.
 _SLAB_BYTES = 64 * 1024
 _SLAB_LIMIT = 4 * 1024  # larger allocations get a bytearray of their own
-_slab_lock = threading.Lock()
-_slab = [memoryview(b""), 0, 0, 0]  # [view, address of its first byte, its size, next offset]
+# Each thread carves from a slab of its own (no lock on the way): `_slabs.slab` is
+# [view, address of its first byte, its size, next offset].
+_slabs = threading.local()
 
 
 def _aligned_bytes(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
@@ -95,15 +97,18 @@ def _aligned_bytes(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
     """`byte_length` zeroed bytes whose first byte is `alignment`-aligned, as a memoryview
     (of a bytearray), and that byte's address."""
     if byte_length <= _SLAB_LIMIT and alignment == ALLOCATION_ALIGNMENT:
-        with _slab_lock:
-            view, base, size, start = _slab
-            end = start + byte_length
-            if end > size:
-                view, base = _aligned_bytes(_SLAB_BYTES + _SLAB_LIMIT)
-                size = _SLAB_BYTES + _SLAB_LIMIT
-                _slab[0], _slab[1], _slab[2] = view, base, size
-                start, end = 0, byte_length
-            _slab[3] = -(-end // ALLOCATION_ALIGNMENT) * ALLOCATION_ALIGNMENT
+        try:
+            slab = _slabs.slab
+        except AttributeError:  # this thread's first small allocation
+            slab = _slabs.slab = [None, 0, -1, 0]  # size -1: made below, even for 0 bytes
+        view, base, size, start = slab
+        end = start + byte_length
+        if end > size:
+            view, base = _aligned_bytes(_SLAB_BYTES + _SLAB_LIMIT)
+            size = _SLAB_BYTES + _SLAB_LIMIT
+            slab[0], slab[1], slab[2] = view, base, size
+            start, end = 0, byte_length
+        slab[3] = -(-end // ALLOCATION_ALIGNMENT) * ALLOCATION_ALIGNMENT
         return view[start:end], base + start
     raw = bytearray(byte_length + alignment)
     address = host_address(raw)

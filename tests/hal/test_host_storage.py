@@ -44,6 +44,46 @@ def test_raw_storage_is_aligned_zeroed_and_aliased_by_numpy(size):
     assert buffer._storage_view() is buffer._storage_view()
 
 
+def test_small_allocations_are_disjoint_zeroed_and_aligned_across_slabs():
+    """Many small buffers (carved from shared slabs, several slabs' worth): every one starts
+    64-byte aligned at its own address, reads as zeros, and no two overlap. Each is filled with
+    its own byte value; afterwards every buffer still holds only its own value."""
+    import random
+    import threading
+
+    allocator = HostAllocator()
+    rng = random.Random(7)
+    sizes = [rng.choice([0, 1, 7, 32, 63, 64, 65, 100, 128, 1000, 4095, 4096, 4097])
+             for _ in range(600)]
+
+    def allocate_all(out):
+        for size in sizes:
+            out.append(allocator.allocate(DL, BufferUsage.DEFAULT, size))
+
+    buffers, other_thread = [], []
+    worker = threading.Thread(target=allocate_all, args=(other_thread,))
+    worker.start()
+    allocate_all(buffers)
+    worker.join()
+    buffers += other_thread
+    assert sum(b.byte_length for b in buffers) > 3 * 64 * 1024  # crossed slab boundaries
+    spans = []
+    for k, buffer in enumerate(buffers):
+        size = buffer.byte_length
+        storage, address, length = buffer.host_range(int(MemoryAccess.READ))
+        assert length == size and address == host_address(storage)
+        assert address % 64 == 0
+        assert buffer.read() == bytes(size)
+        if size:
+            spans.append((address, address + size, k))
+        buffer.fill(0, size, bytes([k % 251 + 1]))
+    spans.sort()
+    for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
+        assert end <= start
+    for k, buffer in enumerate(buffers):
+        assert buffer.read() == bytes([k % 251 + 1]) * buffer.byte_length
+
+
 def test_writes_are_visible_both_ways():
     rng = np.random.default_rng(1)
     buffer, expected = _random_buffer(rng)
