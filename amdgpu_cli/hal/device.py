@@ -148,19 +148,8 @@ class HostQueueDevice(Device):
                      flags=0):
         if pool != 0:
             raise HalError(f"allocation pool {pool} is not supported", status="UNIMPLEMENTED")
-        if queue_affinity.__class__ is not int or self._closed or wait is not None:
-            return self._submit(queue_affinity, wait, signal, self._allocator.allocate,
-                                memory_type, usage, byte_length)
-        # `_submit` with nothing to wait for, inline: compiled code allocates on every call.
-        try:
-            buffer = self._allocator.allocate(memory_type, usage, byte_length)
-        except HalError as error:
-            if signal is not None:
-                signal.fail(error)
-            raise
-        if signal is not None:
-            signal.signal()
-        return buffer
+        return self._submit(queue_affinity, wait, signal, self._allocator.allocate, memory_type,
+                            usage, byte_length)
 
     def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
         # The buffer object stays valid while referenced; its storage is released on close.

@@ -156,17 +156,11 @@ class ReplayProgram:
             entry = binding_table[slot]
             buffer, offset, length = entry if entry.__class__ is tuple else (
                 entry.buffer, entry.offset, entry.length)
-            if buffer.__class__ is not Buffer:  # None, or a subclass with its own mapping
+            source = _resolve_source(buffer, offset, length, needed)
+            if source is None:
                 return False
-            try:
-                storage, address, length = buffer.host_range(_ACCESS_ANY, offset, length)
-            except HalError:
-                return False
-            if length < needed or address % BINDING_ALIGNMENT:
-                return False
-            keep_alive.append(storage)
-            sources.append(address)
-            sources.append(length)
+            keep_alive.append(source[0])
+            sources += source[1:]
         for buffer, needed in self._direct:
             source = _resolve_source(buffer, 0, WHOLE_BUFFER, needed)
             if source is None:
