@@ -1,12 +1,13 @@
 """CommandBuffer: a recorded, validated list of commands that a device queue executes later.
 
 Owns the recording state machine (initial -> recording (begin) -> executable (end); one-shot buffers
-are begun by the VM on create), the command records (NamedTuples) drivers consume (barrier, fill, update, copy,
-dispatch, indirect dispatch, collective, debug groups, advise) and IREE's recording-time validation
-(command_buffer_validation.c): category allowed, state, binding slots < binding_capacity, direct
-buffers' usage/memory type/range, fill pattern size and alignment, copy lengths equal and direct
-ranges disjoint, dispatch entry point in range and constants a multiple of 4 bytes. Checks that need
-the binding table run at execute time (`resolve_ref`). UNVALIDATED mode skips recording checks.
+are begun by the VM on create), the command records (NamedTuples) drivers consume (barrier, fill,
+update, copy, dispatch, indirect dispatch, collective, debug groups, advise) and IREE's
+recording-time validation (command_buffer_validation.c): category allowed, state, binding slots <
+binding_capacity, direct buffers' usage/memory type/range, fill pattern size and alignment, copy
+lengths equal and direct ranges disjoint, dispatch entry point in range and constants a multiple of
+4 bytes. Checks that need the binding table run at execute time (`resolve_ref`). UNVALIDATED mode
+skips recording checks.
 
 A buffer reference is either direct (`buffer` set; offset/length relative to it) or indirect
 (`buffer` None; `slot` names a binding-table entry, offset added to the entry's, length -1 = rest).

@@ -63,6 +63,7 @@ from amdgpu_cli.tooling.values import (
     _numpy_scalar,
     _scalar_name,
     _type_name,
+    _vm_scalar,
     _widen,
 )
 
@@ -274,12 +275,12 @@ def _parse_value_into(text: str, cconv: _Cconv, out: list, files: InputFiles) ->
         out.append(_parse_tensor(text, files))
 
 
-# cconv kind -> (IREE's name, numpy scalar type, the C reader of its text)
+# cconv kind -> (IREE's name, the C reader of its text)
 _PRIMITIVES = {
-    "i": ("i32", "int32", lambda text: c_strtol(text, 32, max_chars=16)),
-    "I": ("i64", "int64", lambda text: c_strtol(text, 64)),
-    "f": ("f32", "float32", lambda text: c_strtod(text, single=True)),
-    "F": ("f64", "float64", c_strtod),
+    "i": ("i32", lambda text: c_strtol(text, 32, max_chars=16)),
+    "I": ("i64", lambda text: c_strtol(text, 64)),
+    "f": ("f32", lambda text: c_strtod(text, single=True)),
+    "F": ("f64", c_strtod),
 }
 
 
@@ -289,25 +290,19 @@ def _primitive(kind: str) -> tuple:
     return _PRIMITIVES[kind]
 
 
-def _numpy_scalar_of(type_name: str, value: int | float) -> Value:
-    """A VM primitive value: scalar values are numpy scalars, so numpy is imported here."""
-    import numpy as np
-
-    return getattr(np, type_name)(value)
-
-
 def _null_of_kind(kind: str) -> Value:
     if kind == "r":
         return None
-    return _numpy_scalar_of(_primitive(kind)[1], 0)
+    _primitive(kind)  # raises for a kind that is no VM primitive
+    return _vm_scalar(kind, 0)
 
 
 def _parse_primitive(kind: str, text: str) -> Value:
-    name, type_name, read = _primitive(kind)
+    name, read = _primitive(kind)
     value = read(text)
     if value is None:
         raise FunctionIOError(f"parsing value `{text}` as {name}")
-    return _numpy_scalar_of(type_name, value)
+    return _vm_scalar(kind, value)
 
 
 def _parse_npy_file_into(text: str, cconv: _Cconv, out: list, files: InputFiles) -> None:

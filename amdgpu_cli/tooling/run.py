@@ -44,7 +44,7 @@ from amdgpu_cli.tooling.io import (
     parse_inputs,
     write_outputs,
 )
-from amdgpu_cli.tooling.values import StorageBuffer, Tensor
+from amdgpu_cli.tooling.values import _VM_SCALAR_TYPES, StorageBuffer, Tensor, _vm_scalar
 from amdgpu_cli.vm.context import VmContext
 from amdgpu_cli.vm.hal_module import HalModule
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
@@ -277,15 +277,10 @@ def to_vm(value, ch: str, device):
     return value
 
 
-_SCALARS = {"i": "int32", "I": "int64", "f": "float32", "F": "float64"}  # numpy type names
-
-
 def from_vm(value, ch: str, device):
     """A VM host result of cconv char `ch` -> a tooling value (buffer contents read back)."""
-    if ch in _SCALARS:
-        import numpy as np  # scalar results are numpy scalars
-
-        return getattr(np, _SCALARS[ch])(value)
+    if ch in _VM_SCALAR_TYPES:
+        return _vm_scalar(ch, value)
     if value is None:
         return None
     if isinstance(value, BufferView):

@@ -234,6 +234,18 @@ _SCALAR_NAMES = {("i", 1): "i8", ("i", 2): "i16", ("i", 4): "i32", ("i", 8): "i6
                  ("f", 4): "f32", ("f", 8): "f64"}  # fmt: skip
 
 
+# cconv char of a VM primitive -> the numpy scalar type a host value of it is.
+_VM_SCALAR_TYPES = {"i": "int32", "I": "int64", "f": "float32", "F": "float64"}
+
+
+def _vm_scalar(ch: str, value: int | float) -> Any:
+    """A VM primitive of cconv char `ch` (i, I, f, F) as its host value, a numpy scalar: numpy
+    is imported here, by the runs that have scalar values."""
+    import numpy as np
+
+    return getattr(np, _VM_SCALAR_TYPES[ch])(value)
+
+
 def _numpy_scalar(value: Any) -> bool:
     """True for a numpy scalar; numpy need not be imported (then there can be none)."""
     np = sys.modules.get("numpy")

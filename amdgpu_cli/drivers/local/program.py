@@ -153,9 +153,7 @@ class ReplayProgram:
         for slot, needed in self._slots:
             if slot >= table_size:
                 return False
-            entry = binding_table[slot]
-            buffer, offset, length = entry if entry.__class__ is tuple else (
-                entry.buffer, entry.offset, entry.length)
+            buffer, offset, length = binding_table[slot]  # a Binding or the VM's plain tuple
             source = _resolve_source(buffer, offset, length, needed)
             if source is None:
                 return False
