@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from examples.compile import CompileError, iree_compile_binary
 from tests.softhsa.kernels import readobj_metadata
 
 MODELS = {
@@ -45,7 +46,11 @@ CASE_IDS = [f"{model}-{target}" for model, target in CASES]
 
 
 def iree_compile() -> str | None:
-    return os.environ.get("IREE_COMPILE") or shutil.which("iree-compile")
+    """iree-compile as examples/compile.py finds it, or None."""
+    try:
+        return iree_compile_binary()
+    except CompileError:
+        return None
 
 
 def iree_dump_module() -> str | None:

@@ -17,7 +17,6 @@ import ctypes
 import ctypes.util
 import json
 import random
-import shutil
 import struct
 import subprocess
 import sys
@@ -30,12 +29,8 @@ import pytest
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.tooling import Tensor, format_result, parse_input
 from amdgpu_cli.tooling.element_types import ElementType, c_strtod
-
-IREE_COMPILE = shutil.which("iree-compile")
-IREE_RUN = shutil.which("iree-run-module")
-needs_iree = pytest.mark.skipif(
-    not (IREE_COMPILE and IREE_RUN), reason="iree-compile / iree-run-module not on PATH"
-)
+from examples.compile import compile_model
+from tests.iree_tools import iree_compile_or_skip
 
 ECHO = 12
 
@@ -68,17 +63,11 @@ def _echo_source() -> str:
 def echo_vmfb(tmp_path_factory) -> Path:
     """A module whose @echo hands its tensor arguments back (iree-run-module 3.13.0 does not
     assert their shape or type, so any element type goes through)."""
+    iree_compile_or_skip()
     work = tmp_path_factory.mktemp("plain_io")
     source = work / "echo.mlir"
     source.write_text(_echo_source())
-    out = work / "echo.vmfb"
-    subprocess.run(
-        [IREE_COMPILE, "--iree-hal-target-device=local",
-         "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-         str(source), "-o", str(out)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
-    return out
+    return compile_model(source, work / "echo.vmfb")
 
 
 # Runs amdgpu_cli.tooling.run.run in a fresh interpreter that records every `import numpy`
@@ -101,8 +90,7 @@ print(json.dumps({"stdout": out.getvalue(), "numpy_imports": hits}))
 """
 
 
-@needs_iree
-def test_usual_run_imports_no_numpy_in_tooling_and_prints_like_iree(echo_vmfb):
+def test_usual_run_imports_no_numpy_in_tooling_and_prints_like_iree(echo_vmfb, iree_run):
     assert len(PLAIN_INPUTS) == ECHO
     proc = subprocess.run(
         [sys.executable, "-c", _TRACED_RUN, json.dumps([str(echo_vmfb), PLAIN_INPUTS])],
@@ -111,11 +99,8 @@ def test_usual_run_imports_no_numpy_in_tooling_and_prints_like_iree(echo_vmfb):
     assert proc.returncode == 0, proc.stderr
     ours = json.loads(proc.stdout)
     assert ours["numpy_imports"] == []
-    iree = subprocess.run(
-        [IREE_RUN, f"--module={echo_vmfb}", "--device=local-sync", "--function=echo",
-         *[f"--input={text}" for text in PLAIN_INPUTS]],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    iree = iree_run([f"--module={echo_vmfb}", "--device=local-sync", "--function=echo",
+                     *[f"--input={text}" for text in PLAIN_INPUTS]])
     assert iree.returncode == 0, iree.stderr
     assert ours["stdout"] == iree.stdout
 
