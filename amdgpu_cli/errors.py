@@ -49,3 +49,10 @@ class BundleFormatError(AmdgpuCliError):
 
 class MissingMetadataError(BundleFormatError):
     """An event refers to metadata (function, queue, command buffer) the bundle never describes."""
+
+
+class OutputError(AmdgpuCliError):
+    """An output path that cannot be written (a directory, a missing folder, a full disk); the
+    message names the path and the reason."""
+
+    status = ""

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from amdgpu_cli.cli.terminal import atomic_output
+from amdgpu_cli.cli.terminal import output_stream
 
 
 def run(*args, check_script: str | None = None) -> subprocess.CompletedProcess:
@@ -72,11 +72,11 @@ def test_atomic_output_keeps_old_file_on_failure(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("precious")
     with pytest.raises(RuntimeError):
-        with atomic_output(str(target)) as out:
+        with output_stream(str(target)) as out:
             out.write("partial")
             raise RuntimeError("boom")
     assert target.read_text() == "precious"
     assert sorted(os.listdir(tmp_path)) == ["out.txt"]
-    with atomic_output(str(target)) as out:
+    with output_stream(str(target)) as out:
         out.write("new")
     assert target.read_text() == "new"

@@ -49,8 +49,19 @@ def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) 
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
+    if isinstance(command, click.Group) and not args:
+        names = ", ".join(sorted(command.commands))
+        error(f"missing command (one of: {names}; see '{prog_name} --help')")
+        sys.exit(2)
     try:
-        command.main(args=args, prog_name=prog_name, standalone_mode=False)
+        try:
+            command.main(args=args, prog_name=prog_name, standalone_mode=False)
+        except SystemExit:
+            # click turns EPIPE into exit 1 after wrapping the streams; a reader that went away
+            # is not an error for a report, so take it as the broken pipe it was.
+            if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
+                raise BrokenPipeError from None
+            raise
         # Inside the try: a reader that went away shows here, handled as BrokenPipeError below.
         sys.stdout.flush()
     except click.exceptions.Exit as e:
@@ -75,7 +86,8 @@ def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) 
         error(e.one_line())
         sys.exit(e.exit_code)
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`); not an error for a report.
+        # The reader went away (e.g. `| head`): end quietly with status 0, as a report whose
+        # reader has all it wanted. Later flushes go to /dev/null instead of failing again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
@@ -99,6 +111,9 @@ def _enter(command: click.Command, prog_name: str, argv: list[str] | None) -> No
         _run(command, prog_name, argv)
         return
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported (see above)
+    from amdgpu_cli.outputs import raise_on_termination
+
+    raise_on_termination()  # SIGTERM/SIGHUP unwind like Ctrl-C, so unfinished outputs are dropped
     try:
         _run(command, prog_name, None)
         code = 0

@@ -157,28 +157,29 @@ def memory_command(fmt: str, filter_: str, id_: int, file: str) -> None:
 @profile.command("export")
 @_format_option(("ireeperf-jsonl", "perfetto"), default="ireeperf-jsonl")
 @click.option("--output", "-o", "output", default="-", show_default=True,
-              help="Output path, or - for stdout. Written atomically.")
+              help="Output path, or - for stdout (a file is replaced atomically).")
 @_file_argument
 def export_command(fmt: str, output: str, file: str) -> None:
     """Decoded interchange export: ireeperf-jsonl (as iree-profile), or a Perfetto/Chrome trace
     (JSON trace-event format, opens directly in ui.perfetto.dev)."""
-    from amdgpu_cli.cli.terminal import atomic_output
+    from amdgpu_cli.cli.terminal import output_stream
 
     bundle = _open(file)
     if fmt == "perfetto":
         from amdgpu_cli.profile.perfetto import write_trace
 
-        with atomic_output(output) as out:
+        with output_stream(output) as out:
             write_trace(bundle, out)
     else:
         from amdgpu_cli.profile.reports.export import write
 
-        with atomic_output(output) as out:
+        with output_stream(output) as out:
             write(bundle, out)  # preformatted lines: dict rows are too slow for 1M events
 
 
 @profile.command("plot")
-@click.option("--output", "-o", "output", required=True, help="PNG file to write (atomically).")
+@click.option("--output", "-o", "output", required=True,
+              help="PNG file to write (a file is replaced atomically; - for stdout).")
 @click.option("--top", default=10, show_default=True, help="Functions in the top-functions chart.")
 @_file_argument
 def plot_command(output: str, top: int, file: str) -> None:

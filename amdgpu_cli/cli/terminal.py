@@ -2,7 +2,8 @@
 
 Rich consoles are created lazily (importing rich costs start-up time that `--format=jsonl` runs do not
 need), with markup and emoji off so user data prints verbatim, and `NO_COLOR` honoured by rich.
-Progress bars appear only when stderr is a terminal.
+Progress bars appear only when stderr is a terminal. A reader that goes away (`| head`) surfaces as
+BrokenPipeError, which the CLI boundary turns into a quiet exit 0.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ def console():
     if _stdout is None:
         from rich.console import Console
 
-        _stdout = Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+        class _ResultConsole(Console):
+            def on_broken_pipe(self) -> None:
+                # rich would exit 1 here; the CLI boundary ends a closed pipe quietly with 0.
+                raise BrokenPipeError
+
+        _stdout = _ResultConsole(markup=False, emoji=False, highlight=False, soft_wrap=False)
     return _stdout
 
 
@@ -84,18 +90,9 @@ def progress(description: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | None, *, binary: bool = False) -> Iterator[TextIO]:
-    """Writes to `path` through a temporary file renamed into place on success.
+def output_stream(path: str | None, *, binary: bool = False) -> Iterator[TextIO]:
+    """A command's output file through `amdgpu_cli.outputs` (`None`, `` or `-`: stdout)."""
+    from amdgpu_cli.outputs import output_file
 
-    `None` or `-` means stdout. On failure the temporary file is removed and any existing file at
-    `path` is left untouched.
-    """
-    if path in (None, "", "-"):
-        yield sys.stdout.buffer if binary else sys.stdout
-        sys.stdout.flush()
-        return
-    from amdgpu_cli.atomic import atomic_file  # (tempfile, shutil, random): only when writing files
-
-    with atomic_file(path, "wb" if binary else "w",
-                     **({} if binary else {"encoding": "utf-8", "newline": "\n"})) as f:
+    with output_file(path or "-", text=not binary) as f:
         yield f

@@ -11,17 +11,19 @@ Bottom panel: horizontal bars of the top-N function keys by total duration (devi
 host dispatch spans), labelled with call counts.
 
 matplotlib is optional (`pip install amdgpu_cli[plot]`) and imported only here, with the Agg
-backend. The PNG is written to a temporary file in the target directory and renamed into place.
+backend. The PNG goes through `amdgpu_cli.outputs` (checked before drawing; a regular file is
+replaced atomically, `-` is standard output, a device or FIFO is written in place).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 
 import numpy as np
 
-from amdgpu_cli.atomic import atomic_file
+from amdgpu_cli.outputs import OutputFile, write_outputs
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.profile.perfetto import KIND_ORDER, TraceBuilder
 from amdgpu_cli.profile.reader import Bundle
@@ -93,6 +95,7 @@ def summarize(bundle: Bundle) -> tuple[list[tuple[str, np.ndarray, np.ndarray, l
 
 def plot(bundle: Bundle, output_path: str, *, top: int = 10) -> None:
     """Draws the timeline and the top-`top` functions chart to `output_path` (PNG)."""
+    output = OutputFile(output_path)  # a bad path fails here, before any drawing
     Figure = _matplotlib()
     rows, functions = summarize(bundle)
     top_functions = functions[:max(top, 0)]
@@ -159,7 +162,7 @@ def plot(bundle: Bundle, output_path: str, *, top: int = 10) -> None:
     bars.set_title(f"top {len(top_functions)} functions by total time", fontsize=10, loc="left")
     bars.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    _save(fig, output_path)
+    _save(fig, output)
 
 
 def _time_unit(span_ns: float) -> tuple[float, str]:
@@ -177,6 +180,7 @@ def _short(name: str, limit: int = 60) -> str:
     return name.replace("$", r"\$")
 
 
-def _save(fig, path: str) -> None:
-    with atomic_file(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=DPI)
+def _save(fig, output: OutputFile) -> None:
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=DPI)
+    write_outputs([(output, png.getvalue())])

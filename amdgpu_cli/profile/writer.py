@@ -45,7 +45,7 @@ from typing import BinaryIO, Iterator, Sequence, Union
 
 import numpy as np
 
-from amdgpu_cli.atomic import AtomicFile
+from amdgpu_cli.outputs import OutputFile
 from amdgpu_cli.siphash import siphash24
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.schema import U32_MAX, U64_MAX, RecordType
@@ -225,7 +225,7 @@ def _join(parts: Payload) -> bytes:
 class BundleWriter:
     """Writes one .ireeprof bundle: sessions, chunks, and the header's final length.
 
-    `target` is a path (written to a temporary file in the same folder and renamed into place when
+    `target` is a path (written through `amdgpu_cli.outputs`: a regular file is replaced only when
     the writer closes without an exception; `atomic=False` writes the path directly, so a crashed
     producer leaves a readable partial bundle), a binary file object (left open), `None` (memory;
     read it with `getvalue()`), or any `ProfileSink`.
@@ -255,8 +255,8 @@ class BundleWriter:
         elif isinstance(target, (str, os.PathLike)):
             self._path = os.fspath(target)
             if atomic:
-                self._tmp = AtomicFile(self._path, "w+b")
-                self._owned = self._tmp.file
+                self._tmp = OutputFile(self._path, read=True)
+                self._owned = self._tmp.open()
             else:
                 self._owned = open(self._path, "w+b")
             self.sink = FileSink(self._owned)
@@ -339,20 +339,21 @@ class BundleWriter:
         """Flushes and, for path targets, closes and renames the file into place."""
         self.sink.close()
         if self._owned is not None:
-            self._owned.close()
-            self._owned = None
+            owned, self._owned = self._owned, None
             if self._tmp is not None:
-                self._tmp.commit()
+                self._tmp.commit()  # syncs, names and closes the file
                 self._tmp = None
+            else:
+                owned.close()
 
     def abort(self) -> None:
         """Closes and drops the temporary file of an atomic path target (the path is untouched)."""
-        if self._owned is not None:
-            self._owned.close()
-            self._owned = None
+        owned, self._owned = self._owned, None
         if self._tmp is not None:
-            self._tmp.discard()
+            self._tmp.discard()  # closes the file
             self._tmp = None
+        elif owned is not None:
+            owned.close()
 
     def __enter__(self) -> "BundleWriter":
         return self

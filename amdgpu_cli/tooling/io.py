@@ -9,8 +9,10 @@ What this module owns
   `1e3` as an i32 is 1 and `1e-50` as an f32 is an error.
 * Printing (`format_result`, `format_results`): `result[i]: ` lines, `%G` element text, hex for
   i1 and opaque types, `--output_max_element_count` elision.
-* Outputs (`write_output`, `write_outputs`): `--output=` empty / `-` / `@file` / `+file`,
-  .npy written byte for byte like IREE's numpy_io (other suffixes get the raw bytes).
+* Outputs (`output_targets`, `write_outputs`): `--output=` empty / `-` / `@file` / `+file`,
+  .npy written byte for byte like IREE's numpy_io (other suffixes get the raw bytes); paths are
+  checked before the run, and files written through `amdgpu_cli.outputs` once every result's
+  bytes are ready.
 The values themselves live in `values`, .npy reading and writing in `npy`, and the
 `--expected_output` check in `expected`.
 
@@ -36,7 +38,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from typing import IO, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Iterable, Sequence
 
 from amdgpu_cli.errors import AmdgpuCliError, InputFileError
 from amdgpu_cli.tooling.element_types import (
@@ -67,6 +69,9 @@ from amdgpu_cli.tooling.values import (
     _widen,
 )
 
+if TYPE_CHECKING:
+    from amdgpu_cli.outputs import OutputFile
+
 __all__ = [
     "DEFAULT_MAX_ELEMENT_COUNT",
     "InputFiles",
@@ -75,6 +80,7 @@ __all__ = [
     "format_results",
     "parse_input",
     "parse_inputs",
+    "output_targets",
     "write_output",
     "write_outputs",
 ]
@@ -629,22 +635,71 @@ def format_results(values: Sequence[Value], max_element_count: int | None = None
 # --------------------------------------------------------------------------------------------
 
 
+def output_targets(specs: Sequence[str]) -> dict[int, OutputFile]:
+    """The file of each `@path` / `+path` spec, by position, checked now: a path that cannot be
+    written (a directory, a missing folder) fails before any work is done."""
+    from amdgpu_cli.outputs import OutputFile
+
+    return {i: OutputFile(spec[1:], append=spec[0] == "+")
+            for i, spec in enumerate(specs) if spec[:1] in ("@", "+")}
+
+
 def write_outputs(
     values: Sequence[Value],
     specs: Sequence[str],
     *,
     max_element_count: int | None = None,
     stdout: IO[str] | None = None,
+    targets: dict[int, OutputFile] | None = None,
 ) -> None:
-    """Handles one `--output=` spec per result, in order (IREE's `iree_tooling_write_variants`)."""
+    """Handles one `--output=` spec per result, in order (IREE's `iree_tooling_write_variants`):
+    `` ignores, `-` prints, `@path` overwrites, `+path` appends.
+
+    Every output's bytes are made before anything is written, and the files are made visible
+    together (`amdgpu_cli.outputs.write_outputs`), so a failing output leaves every file as it was.
+    Paths ending in `.npy` get an ndarray in IREE's npy layout (scalars have shape (), buffers are
+    i8 vectors, null is an empty i8 vector); other paths get the raw bytes. `targets` are the
+    files `output_targets(specs)` checked earlier (made here otherwise).
+    """
+    from amdgpu_cli import outputs
+
     if len(values) != len(specs):
         raise FunctionIOError(
             f"{len(specs)} outputs specified but the provided variant list only has "
             f"{len(values)} elements",
             status="OUT_OF_RANGE",
         )
-    for value, spec in zip(values, specs):
-        write_output(value, spec, max_element_count=max_element_count, stdout=stdout)
+    if targets is None:
+        targets = output_targets(specs)
+    printed: list[str] = []
+    files: dict[str, list] = {}  # the real path -> [OutputFile, bytes]: repeated paths accumulate
+    for i, (value, spec) in enumerate(zip(values, specs)):
+        value = _normalize(value)
+        if not spec:
+            continue
+        if spec == "-":
+            printed.append(format_result(value, max_element_count) + "\n")
+            continue
+        if spec[0] not in ("@", "+"):
+            raise FunctionIOError(
+                f"unsupported output mode specification '{spec}'", status="UNIMPLEMENTED"
+            )
+        target = targets[i]
+        data = _output_bytes(value, spec[1:])
+        entry = files.get(target.key)
+        if entry is None:
+            files[target.key] = [target, data]
+        elif target.append:
+            entry[1] += data
+        else:  # a later `@` of the same path: only its bytes count, over the file's old contents
+            entry[0].append = False
+            entry[1] = data
+    if printed:
+        (stdout or sys.stdout).write("".join(printed))
+    if files:
+        if printed:
+            (stdout or sys.stdout).flush()
+        outputs.write_outputs([(target, data) for target, data in files.values()])
 
 
 def write_output(
@@ -654,40 +709,17 @@ def write_output(
     max_element_count: int | None = None,
     stdout: IO[str] | None = None,
 ) -> None:
-    """One `--output=` spec: `` ignores, `-` prints, `@path` overwrites, `+path` appends.
+    """One `--output=` spec (see `write_outputs`)."""
+    write_outputs([value], [spec], max_element_count=max_element_count, stdout=stdout)
 
-    Paths ending in `.npy` get an ndarray in IREE's npy layout (scalars have shape (), buffers
-    are i8 vectors, null is an empty i8 vector); other paths get the raw bytes.
-    """
-    value = _normalize(value)
-    if not spec:
-        return
-    if spec == "-":
-        (stdout or sys.stdout).write(format_result(value, max_element_count) + "\n")
-        return
-    if spec[0] == "@":
-        mode = "wb"
-    elif spec[0] == "+":
-        mode = "ab"
-    else:
-        raise FunctionIOError(
-            f"unsupported output mode specification '{spec}'", status="UNIMPLEMENTED"
-        )
-    path = spec[1:]
-    try:
-        f = open(path, mode)
-    except OSError as e:
-        raise FunctionIOError(
-            f"unable to open file `{path}`: {e.strerror or e}", status=_os_error_status(e)
-        ) from None
-    with f:
-        tensor = _as_buffer_view(value)
-        if path.endswith(".npy"):
-            from amdgpu_cli.tooling.npy import npy_bytes
 
-            f.write(npy_bytes(tensor))
-        else:
-            f.write(tensor.tobytes())
+def _output_bytes(value: Value, path: str) -> bytes:
+    tensor = _as_buffer_view(value)
+    if path.endswith(".npy"):
+        from amdgpu_cli.tooling.npy import npy_bytes
+
+        return npy_bytes(tensor)
+    return tensor.tobytes()
 
 
 def _as_buffer_view(value: Value) -> Tensor:

@@ -42,6 +42,7 @@ from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
     format_results,
     parse_inputs,
+    output_targets,
     write_outputs,
 )
 from amdgpu_cli.tooling.values import _VM_SCALAR_TYPES, StorageBuffer, Tensor, _vm_scalar
@@ -307,6 +308,8 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         raise AmdgpuCliError("no --module= specified", status="INVALID_ARGUMENT")
     if len(options.modules) > 1:
         raise AmdgpuCliError("only one --module= per run is supported", status="UNIMPLEMENTED")
+    # Output paths are checked before any work: a directory or a missing folder fails now.
+    targets = output_targets(options.outputs) if options.outputs else None
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
         session = Session(options.modules[-1], options.devices, registry=registry)
@@ -352,7 +355,7 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
                 out.write(text)
                 exit_code = 0 if ok else 1
             elif options.outputs:
-                write_outputs(results, options.outputs,
+                write_outputs(results, options.outputs, targets=targets,
                               max_element_count=options.output_max_element_count, stdout=out)
             else:
                 out.write(format_results(results, options.output_max_element_count))
