@@ -232,6 +232,11 @@ def output_file(path: str | os.PathLike, *, text: bool = False,
     """Yields a file (binary, or UTF-8 text with `\\n` lines) whose contents become `path` when
     the block ends without an exception; see the module docstring for what each kind of path
     does. An OSError from writing (it names no file) becomes an OutputError naming `path`."""
+    if os.fspath(path) == STDOUT and text:
+        # Whatever sys.stdout is now (a test's StringIO has no binary buffer to wrap).
+        yield sys.stdout
+        sys.stdout.flush()
+        return
     target = OutputFile(path, append=append)
     raw = target.open()
     f = io.TextIOWrapper(_Unclosed(raw), encoding="utf-8", newline="\n") if text else raw
