@@ -17,10 +17,18 @@ Tensors can also stay on the device between calls, as iree-benchmark-module keep
     a = m.upload(np.ones((1024, 1024), np.float32))   # a DeviceArray: uploaded once
     f = m.function("matmul", device_results=True)     # results stay DeviceArrays
     c = f(a, a); c.numpy()                             # read back only when asked
+
+Threading and lifetime: a Module may be called from several threads at once, and closed from
+any thread at any time. `close()` first stops new work (a later call, upload, `function()` or
+`DeviceArray.numpy()` raises AmdgpuCliError FAILED_PRECONDITION "module is closed"), then waits
+for the calls already in flight to return, and only then closes the context and the devices, so
+no kernel ever runs on an unmapped executable or a freed buffer. Closing twice is harmless; a
+second close returns once the first has finished.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -34,15 +42,55 @@ from amdgpu_cli.tooling.values import Tensor
 __all__ = ["DeviceArray", "Module", "load_module"]
 
 
+class _CallGate:
+    """Counts a Module's calls in flight and closes it once they are done (see the module
+    docstring). `enter`/`leave` bracket every use of the session; `close` marks the gate closed
+    (later `enter`s raise) and returns once no call is inside."""
+
+    __slots__ = ("_lock", "_idle", "_active", "_closed")
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._active = 0
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise AmdgpuCliError("module is closed", status="FAILED_PRECONDITION")
+            self._active += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+            if self._closed and not self._active:
+                self._idle.notify_all()
+
+    def close(self) -> bool:
+        """Closes the gate and waits for the calls inside; True for the first close only."""
+        with self._lock:
+            first = not self._closed
+            self._closed = True
+            while self._active:
+                self._idle.wait()
+        return first
+
+
 class DeviceArray:
     """A tensor held on a module's device (a HAL buffer view). Passing it to a call skips the
-    upload; `numpy()` reads it back."""
+    upload; `numpy()` reads it back (not after the module is closed)."""
 
-    __slots__ = ("view", "_session")
+    __slots__ = ("view", "_session", "_gate")
 
-    def __init__(self, view: BufferView, session: Session):
+    def __init__(self, view: BufferView, session: Session, gate: _CallGate):
         self.view = view
         self._session = session
+        self._gate = gate
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -53,7 +101,12 @@ class DeviceArray:
         return format_element_type(self.view.element_type)
 
     def numpy(self) -> np.ndarray:
-        return _from_tool(self._session.download(self.view))
+        gate = self._gate
+        gate.enter()
+        try:
+            return _from_tool(self._session.download(self.view))
+        finally:
+            gate.leave()
 
     def __repr__(self) -> str:
         return f"DeviceArray({'x'.join(map(str, self.shape)) or 'scalar'}x{self.element_type})"
@@ -86,6 +139,8 @@ class Module:
     def __init__(self, path, device: str | list[str] = "local"):
         devices = [device] if isinstance(device, str) else list(device)
         self._session = Session(str(path), devices)
+        self._gate = _CallGate()
+        self._close_lock = threading.Lock()  # a second close waits for the first to finish
         self.path = str(path)
 
     @property
@@ -96,7 +151,12 @@ class Module:
     def upload(self, array) -> DeviceArray:
         """`array` (anything np.asarray takes) copied once into a buffer on the module's device."""
         value = array if isinstance(array, Tensor) else Tensor.from_array(np.asarray(array))
-        return DeviceArray(self._session.upload(value), self._session)
+        gate = self._gate
+        gate.enter()
+        try:
+            return DeviceArray(self._session.upload(value), self._session, gate)
+        finally:
+            gate.leave()
 
     def function(self, name: str, *, device_results: bool = False) -> Callable:
         """The exported function `name`; with `device_results`, tensor results are returned as
@@ -105,21 +165,31 @@ class Module:
             raise AmdgpuCliError(f"no function `{name}` exported by module",
                                  status="NOT_FOUND")
         session = self._session
-        arg_chars, _ = session.cconv(name)
-        device_call = session.device_caller(name) if device_results else None
+        gate = self._gate
+        gate.enter()
+        try:
+            arg_chars, _ = session.cconv(name)
+            device_call = session.device_caller(name) if device_results else None
+        finally:
+            gate.leave()
+        enter, leave = gate.enter, gate.leave
 
         def call(*args):
             if len(args) != len(arg_chars):
                 raise AmdgpuCliError(f"{name} expects {len(arg_chars)} arguments, "
                                      f"{len(args)} given", status="INVALID_ARGUMENT")
-            # This module's DeviceArrays (the common case) without a _to_tool call.
-            values = [a.view if a.__class__ is DeviceArray and a._session is session
-                      else _to_tool(a, ch, session) for a, ch in zip(args, arg_chars)]
-            if device_call is not None:
-                results = [DeviceArray(v, session) if v.__class__ is BufferView else _from_tool(v)
-                           for v in device_call(values)]
-            else:
-                results = [_from_tool(v) for v in session.call(name, values)]
+            enter()  # from here to the results' read-back, close() waits for this call
+            try:
+                # This module's DeviceArrays (the common case) without a _to_tool call.
+                values = [a.view if a.__class__ is DeviceArray and a._session is session
+                          else _to_tool(a, ch, session) for a, ch in zip(args, arg_chars)]
+                if device_call is not None:
+                    results = [DeviceArray(v, session, gate) if v.__class__ is BufferView
+                               else _from_tool(v) for v in device_call(values)]
+                else:
+                    results = [_from_tool(v) for v in session.call(name, values)]
+            finally:
+                leave()
             if not results:
                 return None
             return results[0] if len(results) == 1 else tuple(results)
@@ -129,20 +199,24 @@ class Module:
         return call
 
     def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self.function(name)
-        except AmdgpuCliError:
-            raise AttributeError(f"module has no function {name!r}") from None
+        if name.startswith("_") or name not in self._session.module.exports_by_name:
+            raise AttributeError(f"module has no function {name!r}")
+        return self.function(name)  # a closed module raises its AmdgpuCliError
 
     __getitem__ = function
 
     def __dir__(self):
         return [*super().__dir__(), *self.function_names]
 
+    @property
+    def closed(self) -> bool:
+        return self._gate.closed
+
     def close(self) -> None:
-        self._session.close()
+        """Stops new calls, waits for those in flight, then closes the context and devices."""
+        with self._close_lock:
+            if self._gate.close():
+                self._session.close()
 
     def __enter__(self) -> Module:
         return self

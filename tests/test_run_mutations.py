@@ -554,3 +554,95 @@ def test_verifier_rejects_before_any_op(corruption, targets, tmp_path):
     finally:
         for d in devices:
             d.close()
+
+
+# -- binding lengths set by @__init (issue 12, finding 3) -----------------------------------------
+
+def _dispatch_binding_length(data: bytes, length_value: int | None) -> bytes:
+    """`data` with the length of the first binding of the first recorded dispatch (a memoized
+    command buffer's, built during @__init) read from another i64 register: one holding 0
+    (`length_value` None: a const.i64.zero) or one holding `length_value` (a const.i64). Changes
+    the one byte of that register operand; the function still verifies."""
+    m = load_vmfb(data)
+    dispatch = next(i.ordinal for i in m.imports if i.full_name == "hal.command_buffer.dispatch")
+    for ordinal, desc in enumerate(m.functions):
+        body = bytes(m.function_bytecode(ordinal))
+        code = decode(body)
+        calls = [ins for ins in code if ins.mnemonic == "call.variadic"
+                 and ins["callee_ordinal"] == (True, dispatch)]
+        if not calls:
+            continue
+        if length_value is None:
+            source = next(ins["result"] for ins in code if ins.mnemonic == "const.i64.zero")
+        else:
+            source = next(ins["result"] for ins in code
+                          if ins.mnemonic == "const.i64" and ins["value"] == length_value)
+        ins = calls[0]
+        operands = ins["operands"]
+        # (cb, executable, ordinal, x, y, z, flags, constants..., (i32, slot, buffer, offset,
+        # length)...): the first binding's length.
+        k = 7 + ins["segment_sizes"][-2] + 4
+        assert operands[k].bank == "any" and operands[k].raw != source.raw
+        for p in range(ins.offset + 1, ins.offset + ins.length):
+            if body[p] != operands[k].raw & 0xFF:
+                continue
+            trial = bytearray(body)
+            trial[p] = source.raw & 0xFF
+            try:
+                got = decode_one(bytes(trial), ins.offset)["operands"]
+            except BytecodeVerifyError:
+                continue
+            if got[k].raw == source.raw and all(
+                    a.raw == b.raw for j, (a, b) in enumerate(zip(got, operands)) if j != k):
+                out = bytearray(data)
+                out[m.container.bytecode_offset + desc.bytecode_offset + p] = source.raw & 0xFF
+                return bytes(out)
+    raise AssertionError("no dispatch binding length to change")
+
+
+def _run_both(path: Path, args: list, device: str) -> tuple[subprocess.CompletedProcess, ...]:
+    exe = shutil.which("amdgpu-run")
+    ours = [exe] if exe else [sys.executable, "-c",
+                              "from amdgpu_cli.cli.main import run_main; run_main()"]
+    mine = subprocess.run([*ours, f"--device={device}", f"--module={path}", *args],
+                          capture_output=True, text=True, timeout=120)
+    theirs = subprocess.run([_tool("IREE_RUN_MODULE", "iree-run-module"), f"--device={device}",
+                             f"--module={path}", *args], capture_output=True, text=True,
+                            timeout=120)
+    return mine, theirs
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task"])
+def test_zero_binding_length_from_init_runs_as_iree_does(device, targets, tmp_path):
+    """A module whose @__init records a dispatch binding of length 0 (one byte: the length
+    operand names the zero register). IREE maps a zero-length range to base + offset and the
+    kernel, which does not read binding lengths, runs on the slot's buffer: iree-run-module
+    prints the unmutated result. We print the same (before the fix: SIGSEGV, a NULL binding)."""
+    if not _tool("IREE_RUN_MODULE", "iree-run-module"):
+        pytest.skip("iree-run-module not on PATH")
+    target = next(t for t in targets if t.name.startswith("softmax"))
+    path = tmp_path / "zero_length.vmfb"
+    path.write_bytes(_dispatch_binding_length(target.data, None))
+    mine, theirs = _run_both(path, target.args, device)
+    assert theirs.returncode == 0, theirs.stderr
+    assert mine.returncode == 0, f"exit {mine.returncode}: {mine.stderr[-2000:]}"
+    assert mine.stdout == theirs.stdout
+    unmutated = tmp_path / "unmutated.vmfb"
+    unmutated.write_bytes(target.data)
+    assert mine.stdout == _run_both(unmutated, target.args, device)[1].stdout
+
+
+def test_binding_length_past_its_slot_is_one_error_line(targets, tmp_path):
+    """The same operand pointed at a larger length (64 bytes of a 32-byte slot): IREE fails the
+    execution with OUT_OF_RANGE; so do we, as one error line and exit 1, before any kernel."""
+    if not _tool("IREE_RUN_MODULE", "iree-run-module"):
+        pytest.skip("iree-run-module not on PATH")
+    target = next(t for t in targets if t.name.startswith("softmax"))
+    path = tmp_path / "long.vmfb"
+    path.write_bytes(_dispatch_binding_length(target.data, 64))
+    mine, theirs = _run_both(path, target.args, "local-sync")
+    assert theirs.returncode != 0 and "OUT_OF_RANGE" in theirs.stderr
+    assert mine.returncode == 1, mine.stderr
+    lines = mine.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: OUT_OF_RANGE"), mine.stderr
+    assert "outside binding slot" in lines[0]

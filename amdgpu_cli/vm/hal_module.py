@@ -11,7 +11,9 @@ and never defers. Queue operations go to the device's queue_* methods in call or
 (`message`, `category`, `key`, `format`, function names) are `!vm.buffer`s of UTF-8 bytes.
 Errors: a HalError (or any project error) raised by the HAL becomes a VmTrap with the same status,
 so the interpreter locates it at the calling instruction; null refs where IREE requires an object
-are INVALID_ARGUMENT ("... is null"), as `iree_*_check_deref` reports them.
+are INVALID_ARGUMENT ("... is null"), and so are refs of another type ("ref type mismatch"), as
+`iree_*_check_deref` reports them: every ref argument is checked before any attribute of it is
+used (a module whose registers hold the wrong refs gets one error line, never a Python error).
 
 State: one HalModule per context (it caches one executable cache per device). It holds the devices
 but does not close them; whoever created the devices closes them.
@@ -84,6 +86,29 @@ def _need(value, kind: type, what: str):
     return value
 
 
+def _need_ref(value, type_name: str, what: str):
+    """`value` when it is a ref of VM type `type_name` (`hal.device`, ...); a null or another
+    type traps as IREE's `*_check_deref` does (INVALID_ARGUMENT), before any attribute of it is
+    used."""
+    if value is None:
+        raise _null(what)
+    actual = getattr(value, "vm_type", None)
+    if actual != type_name:
+        raise VmTrap(f"ref type mismatch; {what} is a {actual or type(value).__name__}, expected "
+                     f"{type_name}", status="INVALID_ARGUMENT")
+    return value
+
+
+def _queue_device(device, wait, signal):
+    """A queue operation's device, checked with its wait and signal fences (each null or a
+    `hal.fence`): a ref of another type traps before the queue touches it."""
+    if wait is not None and wait.__class__ is not Fence:
+        _need_ref(wait, "hal.fence", "wait fence")
+    if signal is not None and signal.__class__ is not Fence:
+        _need_ref(signal, "hal.fence", "signal fence")
+    return _need_ref(device, "hal.device", "device")
+
+
 def _fences(span) -> list[Fence]:
     """The non-null fences of a `CrD` span, each checked to be a fence."""
     present = [f for (f,) in span if f is not None]
@@ -131,7 +156,7 @@ class HalModule(NativeModule):
 
     # -- ex / allocator -------------------------------------------------------------------------
     def ex_file_from_memory(self, device, affinity, access, buffer, offset, length, flags):
-        _need(device, object, "device")
+        _need_ref(device, "hal.device", "device")
         source = _need(buffer, VmBuffer, "buffer")
         if length == -1:
             length = len(source) - offset
@@ -145,12 +170,12 @@ class HalModule(NativeModule):
         return device, affinity
 
     def allocator_allocate(self, allocator, affinity, memory_types, usage, size):
-        _need(allocator, object, "allocator")
+        _need_ref(allocator, "hal.allocator", "allocator")
         return allocator.allocate(memory_types, usage, size)
 
     def allocator_import(self, allocator, is_try, affinity, memory_types, usage, source, offset,
                          length):
-        _need(allocator, object, "allocator")
+        _need_ref(allocator, "hal.allocator", "allocator")
         source = _need(source, VmBuffer, "source")
         available = len(source)
         if length == -1:
@@ -284,7 +309,7 @@ class HalModule(NativeModule):
 
     # -- command_buffer -------------------------------------------------------------------------
     def command_buffer_create(self, device, modes, categories, affinity, binding_capacity):
-        _need(device, object, "device")
+        _need_ref(device, "hal.device", "device")
         cb = device.create_command_buffer(modes, categories, affinity, binding_capacity)
         cb.begin()
         return cb
@@ -333,7 +358,7 @@ class HalModule(NativeModule):
 
     def command_buffer_dispatch(self, cb, executable, entry_point, x, y, z, flags, constants,
                                 bindings):
-        _need(executable, object, "executable")
+        _need_ref(executable, "hal.executable", "executable")
         _need(cb, CommandBuffer, "command buffer").dispatch(
             executable, entry_point, (x & 0xFFFFFFFF, y & 0xFFFFFFFF, z & 0xFFFFFFFF),
             [c for (c,) in constants], self._bindings(bindings), flags)
@@ -341,7 +366,7 @@ class HalModule(NativeModule):
     def command_buffer_dispatch_indirect(self, cb, executable, entry_point, workgroups_slot,
                                          workgroups_buffer, workgroups_offset, flags, constants,
                                          bindings):
-        _need(executable, object, "executable")
+        _need_ref(executable, "hal.executable", "executable")
         _need(cb, CommandBuffer, "command buffer").dispatch_indirect(
             executable, entry_point,
             _ref(workgroups_buffer, workgroups_offset, 12, workgroups_slot),
@@ -349,44 +374,41 @@ class HalModule(NativeModule):
 
     # -- device ---------------------------------------------------------------------------------
     def device_allocator(self, device):
-        if device is None:
-            raise _null("device")
+        _need_ref(device, "hal.device", "device")
         return device.allocator
 
     def device_query_i64(self, device, category, key):
-        _need(device, object, "device")
+        _need_ref(device, "hal.device", "device")
         ok, value = device.query_i64(_text(category, "category"), _text(key, "key"))
         return int(bool(ok)), int(value) if ok else 0
 
     def device_queue_alloca(self, device, affinity, wait, signal, pool, memory_types, usage,
                             size, flags):
-        if device is None:
-            raise _null("device")
+        _queue_device(device, wait, signal)
         return device.queue_alloca(affinity, wait, signal, memory_types, usage, size, pool, flags)
 
     def device_queue_dealloca(self, device, affinity, wait, signal, buffer, flags):
-        if device is None:
-            raise _null("device")
+        _queue_device(device, wait, signal)
         if not isinstance(buffer, Buffer):
             _need(buffer, Buffer, "buffer")
         device.queue_dealloca(affinity, wait, signal, buffer, flags)
 
     def device_queue_fill(self, device, affinity, wait, signal, target, offset, length, pattern,
                           pattern_length, flags):
-        _need(device, object, "device").queue_fill(
+        _queue_device(device, wait, signal).queue_fill(
             affinity, wait, signal, _need(target, Buffer, "target buffer"), offset, length,
             pattern, pattern_length, flags)
 
     def device_queue_update(self, device, affinity, wait, signal, source, source_offset, target,
                             target_offset, length, flags):
         source = _need(source, VmBuffer, "source buffer")
-        _need(device, object, "device").queue_update(
+        _queue_device(device, wait, signal).queue_update(
             affinity, wait, signal, source.data, source_offset,
             _need(target, Buffer, "target buffer"), target_offset, length, flags)
 
     def device_queue_copy(self, device, affinity, wait, signal, source, source_offset, target,
                           target_offset, length, flags):
-        _need(device, object, "device").queue_copy(
+        _queue_device(device, wait, signal).queue_copy(
             affinity, wait, signal, _need(source, Buffer, "source buffer"), source_offset,
             _need(target, Buffer, "target buffer"), target_offset, length, flags)
 
@@ -394,13 +416,13 @@ class HalModule(NativeModule):
                           target_offset, length, flags):
         source = _need(source, HalFile, "source file")
         data = source.view(source_offset, length)
-        _need(device, object, "device").queue_update(
+        _queue_device(device, wait, signal).queue_update(
             affinity, wait, signal, data, 0, _need(target, Buffer, "target buffer"),
             target_offset, length, flags)
 
     def device_queue_write(self, device, affinity, wait, signal, source, source_offset, target,
                            target_offset, length, flags):
-        device = _need(device, object, "device")
+        device = _queue_device(device, wait, signal)
         source = _need(source, Buffer, "source buffer")
         target = _need(target, HalFile, "target file")
         if target.source.readonly:
@@ -417,25 +439,24 @@ class HalModule(NativeModule):
             signal.signal()
 
     def device_queue_barrier(self, device, affinity, wait, signal, flags):
-        _need(device, object, "device").queue_barrier(affinity, wait, signal, flags)
+        _queue_device(device, wait, signal).queue_barrier(affinity, wait, signal, flags)
 
     def device_queue_execute(self, device, affinity, wait, signal, cb, flags):
-        _need(device, object, "device").queue_execute(
+        _queue_device(device, wait, signal).queue_execute(
             affinity, wait, signal, _need(cb, CommandBuffer, "command buffer"), (), flags)
 
     def device_queue_execute_indirect(self, device, affinity, wait, signal, cb, flags, table):
         for buffer, _, _ in table:
             if buffer is not None and not isinstance(buffer, Buffer):
                 _need(buffer, Buffer, "binding buffer")
-        if device is None:
-            raise _null("device")
+        _queue_device(device, wait, signal)
         if not isinstance(cb, CommandBuffer):
             _need(cb, CommandBuffer, "command buffer")
         # The span's (buffer, offset, length) tuples are binding-table entries as they are.
         device.queue_execute(affinity, wait, signal, cb, table, flags)
 
     def device_queue_flush(self, device, affinity):
-        _need(device, object, "device").queue_flush(affinity)
+        _need_ref(device, "hal.device", "device").queue_flush(affinity)
 
     # -- devices --------------------------------------------------------------------------------
     def devices_count(self):
@@ -446,7 +467,7 @@ class HalModule(NativeModule):
 
     # -- executable -----------------------------------------------------------------------------
     def executable_create(self, device, affinity, executable_format, data, constants):
-        device = _need(device, object, "device")
+        device = _need_ref(device, "hal.device", "device")
         fmt = _text(executable_format, "executable format")
         data = _need(data, VmBuffer, "executable data")
         values = ()
@@ -459,13 +480,12 @@ class HalModule(NativeModule):
         return self._cache(device).prepare_executable(fmt, bytes(data.data), values)
 
     def executable_lookup_function(self, executable, name):
-        _need(executable, object, "executable")
+        _need_ref(executable, "hal.executable", "executable")
         return executable.lookup_export(_text(name, "function name"))
 
     # -- fence ----------------------------------------------------------------------------------
     def fence_create(self, device, flags):
-        if device is None:
-            raise _null("device")
+        _need_ref(device, "hal.device", "device")
         return Fence.create(device.create_semaphore(0), 1)
 
     def fence_join(self, flags, fences):

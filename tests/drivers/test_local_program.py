@@ -250,3 +250,49 @@ def test_pool_shuts_down_right_after_a_dispatch(elf):
         closer.start()
         closer.join(10)
         assert not closer.is_alive()
+
+
+# -- zero-length bindings (issue 12, finding 3) --------------------------------------------------
+
+def zero_length_bindings_check(elf_path: str, identifier: str) -> None:
+    """Dispatches whose input binding has length 0 (a slot range, a slot ref, a direct ref) on
+    the program path (reusable buffer) and the per-command path (one-shot): the kernel, which
+    ignores binding lengths, reads the buffer at its offset, as under IREE (whose map_range
+    gives base + offset for an empty range). Run in a subprocess by the test below."""
+    with Driver(identifier).create_default_device() as device:
+        exe = device.create_executable_cache().prepare_executable(
+            FORMAT, open(elf_path, "rb").read())
+        data = np.arange(GRID, dtype=np.uint32) * 5
+        src = _buffer(device, data)
+        for mode in (0, 1):  # reusable: ReplayProgram; ONE_SHOT: LocalDevice._dispatch
+            for name, ref, table in (
+                    ("empty slot", BufferRef.indirect(0), [Binding(src, 0, 0)]),
+                    ("empty ref", BufferRef.indirect(0, 0, 0), [Binding(src, 0, GRID * 4)]),
+                    ("empty direct ref", BufferRef.direct(src, 0, 0), [Binding(src, 0, 64)])):
+                out = _buffer(device)
+                cb = device.create_command_buffer(mode, CommandCategory.ANY, -1, 2)
+                cb.begin()
+                cb.dispatch(exe, 0, (GRID, 1, 1), [9, NEVER, 0], [ref, BufferRef.indirect(1)])
+                cb.end()
+                device.queue_execute(-1, None, None, cb, [*table, Binding(out, 0, GRID * 4)])
+                np.testing.assert_array_equal(_u32(out), data + 9, err_msg=f"{name}, mode {mode}")
+                assert (cb.replay[1] is not None) == (mode == 0)
+
+
+@pytest.mark.parametrize("identifier", ["local-sync", "local-task"])
+def test_zero_length_binding_points_into_its_buffer(elf, identifier, tmp_path):
+    import os
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "lib.so"
+    path.write_bytes(elf)
+    root = Path(__file__).resolve().parents[2]
+    script = ("import sys; from tests.drivers.test_local_program import "
+              "zero_length_bindings_check as check; check(sys.argv[1], sys.argv[2])")
+    env = dict(os.environ,
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", script, str(path),
+                           identifier], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=root)
+    assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stderr[-2000:]}"

@@ -174,7 +174,12 @@ def hal_kernargs(info: KernelInfo, binding_addresses: Sequence[int], constants,
     constant_data = _constant_bytes(info, constants)
     data[start:start + len(constant_data)] = constant_data
     for packer, offset, axis in layout.block_counts:
-        packer.pack_into(data, offset, workgroup_count[axis])
+        try:
+            packer.pack_into(data, offset, workgroup_count[axis])
+        except struct.error:  # a code object that declares a block count narrower than the grid
+            raise HalError(f"kernel {info.name}: workgroup count {workgroup_count[axis]} does not "
+                           f"fit its {packer.size}-byte hidden block count",
+                           status="OUT_OF_RANGE") from None
     if dynamic_lds and layout.dynamic_lds is not None:
         packer, offset = layout.dynamic_lds
         packer.pack_into(data, offset, dynamic_lds)

@@ -604,7 +604,10 @@ int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env
 
 /* The dispatch state of `step`: its binding pointers/lengths written to `pointers`/`lengths`
  * from `sources` ((address, length) pairs): a binding's address is its source's address plus
- * its offset (NULL when its length is 0), and a `whole` binding takes the rest of its source. */
+ * its offset, also when its length is 0 (IREE maps a zero-length range to base + offset, and
+ * compiled kernels address their bindings from it), and a `whole` binding takes the rest of
+ * its source. program.py checked every range against its source before the call, so nothing
+ * here can underflow or point past a source. */
 static void lx_step_state(const lx_step_t* step, const lx_step_binding_t* bindings,
                           const uint64_t* sources, uint8_t max_concurrency, void** pointers,
                           size_t* lengths, iree_hal_executable_dispatch_state_v0_t* state) {
@@ -613,7 +616,7 @@ static void lx_step_state(const lx_step_t* step, const lx_step_binding_t* bindin
         const uint64_t* source = &sources[2 * binding->source];
         uint64_t length = binding->whole ? source[1] - binding->offset : binding->length;
         lengths[b] = (size_t)length;
-        pointers[b] = length ? (void*)(uintptr_t)(source[0] + binding->offset) : NULL;
+        pointers[b] = (void*)(uintptr_t)(source[0] + binding->offset);
     }
     memset(state, 0, sizeof(*state));
     state->workgroup_size_x = step->workgroup_size[0];

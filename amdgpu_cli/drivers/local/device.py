@@ -118,7 +118,9 @@ def _binding_addresses(bindings):
 
     The same checks and results as `_stage_misaligned`, without numpy views for the usual case:
     a plain `Buffer`'s address is its storage's base address plus offsets, and only a binding that
-    is not 64-byte aligned (or of a Buffer subclass) takes `_stage_misaligned`'s path.
+    is not 64-byte aligned (or of a Buffer subclass) takes `_stage_misaligned`'s path. A
+    zero-length binding gets the address of its (empty) range, as IREE's map_range gives it:
+    never NULL, which a kernel that ignores binding lengths would dereference.
     """
     addresses, lengths, keep_alive, write_back = [], [], [], []
     for binding in bindings:
@@ -126,11 +128,7 @@ def _binding_addresses(bindings):
         if type(buffer) is Buffer:
             # map_range(ANY, offset, length)'s checks, then the address of the range.
             storage, address, length = buffer.host_range(_ACCESS_ANY, offset, length)
-            if not length:
-                addresses.append(0)
-                lengths.append(0)
-                continue
-            if not address % BINDING_ALIGNMENT:
+            if not length or not address % BINDING_ALIGNMENT:
                 addresses.append(address)
                 lengths.append(length)
                 keep_alive.append(storage)
@@ -139,7 +137,7 @@ def _binding_addresses(bindings):
         view = views[0]
         write_back.extend(staged_back)
         keep_alive.append(view)
-        addresses.append(view.ctypes.data if view.nbytes else 0)
+        addresses.append(view.ctypes.data)
         lengths.append(view.nbytes)
     return addresses, lengths, keep_alive, write_back
 

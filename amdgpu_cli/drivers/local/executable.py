@@ -9,7 +9,8 @@ Dispatch contract (IREE runtime behaviour, /work/shared/reference/vmfb.md §5.1)
 host memory whose base is 64-byte aligned (compiled kernels use aligned vector loads): addresses
 and lengths of HAL buffers (`PreparedDispatch`), or C-contiguous numpy arrays for the direct
 `dispatch` API (numpy is imported there only); `binding_ptrs[i]` / `binding_lengths[i]` are each
-binding's address and byte size; `constants` are the dispatch's 32-bit push constants, as many as
+binding's address and byte size (never NULL: an empty binding points where its range starts, as
+IREE's map_range gives it); `constants` are the dispatch's 32-bit push constants, as many as
 the export's attributes declare. Exports flagged SEQUENTIAL run on one worker. A non-zero kernel
 return raises `DispatchError`. The GIL is released while workgroups run; bindings must not be
 resized or freed meanwhile (the call holds references to them until it returns).
@@ -239,13 +240,13 @@ class LocalExecutable:
                 raise AmdgpuCliError(f"binding {i} must be a numpy array, got {type(array).__name__}")
             if not array.flags.c_contiguous:
                 raise AmdgpuCliError(f"binding {i} must be C-contiguous")
-            if array.nbytes:
-                buffer = ffi.from_buffer("uint8_t[]", array, require_writable=False)
-                address = int(ffi.cast("uintptr_t", buffer))
-                if address % BINDING_ALIGNMENT:
-                    raise AmdgpuCliError(f"binding {i} at {address:#x} is not {BINDING_ALIGNMENT}-byte aligned")
-                buffers.append(buffer)
-                pointers[i] = buffer
+            # An empty array is passed by address too (never NULL), as IREE maps empty ranges.
+            buffer = ffi.from_buffer("uint8_t[]", array, require_writable=False)
+            address = int(ffi.cast("uintptr_t", buffer))
+            if array.nbytes and address % BINDING_ALIGNMENT:
+                raise AmdgpuCliError(f"binding {i} at {address:#x} is not {BINDING_ALIGNMENT}-byte aligned")
+            buffers.append(buffer)
+            pointers[i] = buffer
             lengths[i] = array.nbytes
         result = self._launch(self._plans[export_ordinal], size, count,
                               ffi.new("uint32_t[]", constant_values or [0]), len(constant_values),
@@ -349,16 +350,18 @@ class PreparedDispatch:
     def run(self, workgroup_count: Sequence[int], addresses: list[int], lengths: list[int], *,
             serial: bool = False) -> int:
         """Run over `workgroup_count` (x, y, z); `addresses` / `lengths` are the bindings'
-        64-byte-aligned base addresses (0 when empty) and byte sizes, as many as the export
-        declares. The caller keeps the memory alive meanwhile. Returns the workgroups run."""
+        64-byte-aligned base addresses and byte sizes (an empty binding still has its
+        address), as many as the export declares. The caller checked each range against its
+        buffer and keeps the memory alive meanwhile. Returns the workgroups run."""
         executable = self._executable
         if executable._library.closed:
             raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
         plan = self._plan
         x, y, z = workgroup_count
         _check_workgroup_count(x, y, z)
-        if len(addresses) != plan.binding_count:
-            raise AmdgpuCliError(f"{plan.name} takes {plan.binding_count} bindings, got {len(addresses)}")
+        if len(addresses) != plan.binding_count or len(lengths) != plan.binding_count:
+            raise AmdgpuCliError(f"{plan.name} takes {plan.binding_count} bindings, got "
+                                 f"{len(addresses)} addresses and {len(lengths)} lengths")
         pointer_array = ffi.new("uintptr_t[]", addresses or [0])
         return executable._launch(plan, plan.size, (x, y, z), self._constants, self._constant_count,
                                   len(addresses), ffi.cast("void**", pointer_array),

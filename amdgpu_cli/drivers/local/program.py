@@ -9,6 +9,14 @@ or a direct buffer — plus its offset and length. At execution each source is r
 the helper runs every dispatch in order, each complete before the next (what the recorded
 barriers ask for on an in-order queue).
 
+Bounds: native code gets nothing it could read or write past. At build, every binding's offset
+and length are non-negative and fit the helper's u64 fields, and each source's `needed` bytes
+are the furthest any binding of it reaches (offset + length; offset for a whole-rest binding);
+at execution a source shorter than that runs nothing here (the per-command path raises the
+exact OUT_OF_RANGE). Workgroup counts and push-constant counts are checked at build (the
+constants against the export, by `prepare_dispatch`), binding counts too. A zero-length binding
+points at its source's address plus its offset, as IREE maps it.
+
 Fast path only: a command buffer with anything else (fills, copies, updates, collectives,
 indirect workgroup counts, a foreign executable, a dispatch that fails its checks) gets no
 program (`build` returns None), and an execution whose sources need anything unusual (NULL or
@@ -35,6 +43,7 @@ from .executable import (BINDING_ALIGNMENT, PreparedDispatch, default_pool, disp
                          valid_workgroup_count)
 
 _ACCESS_ANY = int(MemoryAccess.ANY)
+_U63 = 1 << 63  # offsets and lengths past this are not buffer ranges (and overflow the u64 sums)
 _NO_WORK = (ExecutionBarrierCommand, DebugGroupCommand, AdviseBufferCommand)
 
 
@@ -100,8 +109,8 @@ class ReplayProgram:
         slot_needs: dict[int, int] = {}
         direct_needs: dict[int, list] = {}  # id(buffer) -> [buffer, bytes needed]
         for ref in refs:
-            if ref.offset < 0 or ref.offset % BINDING_ALIGNMENT or (
-                    ref.length < 0 and ref.length != WHOLE_BUFFER):
+            if not 0 <= ref.offset < _U63 or ref.offset % BINDING_ALIGNMENT or not (
+                    0 <= ref.length < _U63 or ref.length == WHOLE_BUFFER):
                 raise _NotReplayable("binding range")
             needed = ref.offset if ref.length == WHOLE_BUFFER else ref.offset + ref.length
             if ref.buffer is None:
