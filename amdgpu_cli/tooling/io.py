@@ -116,6 +116,10 @@ class InputFiles:
             raise InputFileError(
                 f"unable to open file `{path}`: {e.strerror or e}", status=_os_error_status(e)
             ) from None
+        except ValueError as e:  # a NUL inside the path (library callers; argv cannot hold one)
+            raise InputFileError(
+                f"unable to open file `{path!r}`: {e}", status="INVALID_ARGUMENT"
+            ) from None
         self._files[path] = f
         return f
 
@@ -140,7 +144,11 @@ def _os_error_status(e: OSError) -> str:
 
 
 def _read_exact(f: IO[bytes], size: int) -> bytes:
-    data = f.read(size)
+    from amdgpu_cli.tooling.npy import _remaining
+
+    # Checked first: f.read(size) allocates `size` bytes before it reads any (a shape of
+    # terabytes would end in MemoryError instead of this error).
+    data = f.read(size) if size <= _remaining(f) else b""
     if len(data) != size:
         raise FunctionIOError("end-of-file encountered during read", status="OUT_OF_RANGE")
     return data

@@ -36,6 +36,13 @@ def _at_end(f: IO[bytes]) -> bool:
     return position == os.fstat(f.fileno()).st_size
 
 
+def _remaining(f: IO[bytes]) -> int:
+    """Bytes left in the file. Sizes read from a header are checked against it before reading:
+    `f.read(n)` allocates n bytes up front, so a header claiming terabytes would otherwise end
+    in MemoryError instead of IREE's end-of-file error."""
+    return max(0, os.fstat(f.fileno()).st_size - f.tell())
+
+
 _NPY_MAGIC = b"\x93NUMPY"
 
 
@@ -67,7 +74,7 @@ def read_npy(f: IO[bytes]) -> Tensor:
             status="OUT_OF_RANGE",
         )
     header_length = int.from_bytes(length_bytes, "little")
-    header = f.read(header_length)
+    header = f.read(header_length) if header_length <= _remaining(f) else b""
     if len(header) != header_length:
         raise FunctionIOError(
             "end-of-file encountered during read; "
@@ -81,7 +88,7 @@ def read_npy(f: IO[bytes]) -> Tensor:
         )
     count, element_size = _checked_size(shape, element_type)
     size = count * element_size
-    data = f.read(size)
+    data = f.read(size) if size <= _remaining(f) else b""
     if len(data) != size:
         raise FunctionIOError(
             f"end-of-file encountered during read; failed to read npy contents of {size} bytes",

@@ -1,0 +1,283 @@
+"""Fuzz targets: one harness per parser, each driving the entry points the CLI uses.
+
+Contract of a harness (`Target.run(data)`): feed `data` (arbitrary bytes) to the parser and walk
+everything the tools would read from its result. The parser may reject the bytes only by raising
+`AmdgpuCliError` (or a subclass), the one error type the CLI prints as a single line; any other
+exception (IndexError, struct.error, ValueError, RecursionError, MemoryError, ...) is a bug in the
+parser. `one_input(target, data)` is that rule: it swallows project errors and lets anything else
+through. A harness never touches files outside `sandbox()` and never runs code from the input.
+
+Targets:
+    vmfb               formats.vmfb.load_vmfb + vm.decoder.verify of every function (+ FlatBuffer)
+    amdgpu-executable  formats.amdgpu_executable: AMD1 containers and raw HSACO code objects
+                       (formats.amdgpu_code_object, formats.elf with any machine, msgpack metadata)
+    elf                formats.elf.parse_elf for x86_64 plus the embedded-ELF loader's checks that run
+                       before anything is mapped (drivers/local/elf_loader: relocations, query symbol,
+                       image build in a bytearray; nothing is mapped or run)
+    ireeprof           profile.reader.Bundle on the bytes (native and pure-Python walks, compared),
+                       the record accessors `cat` uses, check(), typed(strict) per content type,
+                       profile.model.Model.build
+    input              tooling.io.parse_inputs: the --input grammar against a cconv chosen by the
+                       first byte; several inputs separated by newlines; files only in the sandbox
+    npy                tooling.npy through `@file.npy` / `*file.npy` inputs (one or many arrays)
+  Extra (only when named; not in CI):
+    ireeprof-reports   every amdgpu-profile report's JSONL rows on the bundle
+
+Sizes: the `input` harness lowers the function-I/O allocation cap (values._MAX_ALLOCATION) to
+16 MiB so that a fuzzed `1000000000xi8` asks for a cap error instead of a gigabyte of zeros, which
+the tools would rightly allocate; every other harness runs with the real limits.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Callable
+
+from amdgpu_cli.errors import AmdgpuCliError
+
+__all__ = ["ALL_TARGETS", "EXTRA_TARGETS", "TARGETS", "Target", "one_input", "sandbox"]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    run: Callable[[bytes], None]
+    description: str
+
+
+def one_input(target: Target, data: bytes) -> None:
+    """Run one input; project errors are the expected rejections, anything else propagates."""
+    try:
+        target.run(data)
+    except AmdgpuCliError:
+        pass
+
+
+# -- sandbox: the only directory the file-reading harnesses see ----------------------------------
+
+_SANDBOX: str | None = None
+
+
+def sandbox() -> str:
+    """A private directory holding a.npy (two small arrays) and b.bin (64 bytes); made once per
+    process and removed at interpreter exit (a fuzz worker ends without one: a few bytes stay)."""
+    global _SANDBOX
+    if _SANDBOX is None:
+        import atexit
+        import shutil
+
+        from amdgpu_cli.tooling.element_types import ElementType
+        from amdgpu_cli.tooling.npy import npy_bytes
+        from amdgpu_cli.tooling.values import Tensor
+
+        path = tempfile.mkdtemp(prefix="amdgpu-fuzz-")
+        atexit.register(shutil.rmtree, path, True)
+
+        f32 = ElementType.parse("f32")
+        i8 = ElementType.parse("i8")
+        with open(os.path.join(path, "a.npy"), "wb") as f:
+            f.write(npy_bytes(Tensor.from_bytes(f32, [2, 2], bytes(range(16)))))
+            f.write(npy_bytes(Tensor.from_bytes(i8, [3], b"\x01\x02\x03")))
+        with open(os.path.join(path, "b.bin"), "wb") as f:
+            f.write(bytes(range(64)))
+        _SANDBOX = path
+    return _SANDBOX
+
+
+# -- vmfb ---------------------------------------------------------------------------------------
+
+
+def _run_vmfb(data: bytes) -> None:
+    from amdgpu_cli.formats.vmfb import load_vmfb
+    from amdgpu_cli.vm.decoder import verify
+
+    module = load_vmfb(data)
+    for imported in module.imports:
+        imported.signature.arguments  # the context splits every import's cconv
+    for export in module.exports:
+        module.function_label(export.internal_ordinal)
+    for ordinal in range(len(module.functions)):
+        verify(module, ordinal)
+
+
+# -- AMDGPU executables -------------------------------------------------------------------------
+
+
+def _run_amdgpu_executable(data: bytes) -> None:
+    from amdgpu_cli.formats.amdgpu_executable import parse_amdgpu_executable
+
+    executable = parse_amdgpu_executable(data)
+    for export in executable.exports:
+        export.name, export.binding_count
+    info = executable.code_object_info
+    info.is_generic
+    for kernel in info.kernels:
+        info.kernel(kernel.name)
+
+
+# -- embedded ELF (x86_64) ----------------------------------------------------------------------
+
+# Largest image the harness builds in memory; the loader itself allows 1 GiB (MAX_IMAGE_SIZE).
+_ELF_BUILD_LIMIT = 1 << 24
+
+
+def _run_elf(data: bytes) -> None:
+    from amdgpu_cli.drivers.local import elf_loader
+    from amdgpu_cli.formats.elf import EM_X86_64, parse_elf
+
+    image = parse_elf(data, machine=EM_X86_64)
+    image.span()
+    # ElfLibrary.__init__ up to the mmap, without mapping: the same checks on the same image.
+    library = elf_loader.ElfLibrary.__new__(elf_loader.ElfLibrary)
+    page = 4096
+    lo, hi = image.span()
+    map_lo = lo - lo % page
+    size = -(-hi // page) * page - map_lo
+    if size <= 0 or size > elf_loader.MAX_IMAGE_SIZE:
+        return  # the loader raises ElfLoadError here
+    library.size = size
+    library._map_lo = map_lo
+    library._check_relocations(image)
+    query = image.symbol(elf_loader.QUERY_SYMBOL)
+    if query is not None and query.info & 0xF == elf_loader.STT_FUNC and query.size:
+        library._check_code(image, query.value, elf_loader.QUERY_SYMBOL, query.size)
+    if size <= _ELF_BUILD_LIMIT:
+        library._bias = 0x7F0000000000 - map_lo  # a plausible mapping address
+        library._build_image(image)
+
+
+# -- .ireeprof ----------------------------------------------------------------------------------
+
+
+def _open_bundle(data: bytes, pure_python: bool):
+    from amdgpu_cli.profile.reader import Bundle
+
+    saved = os.environ.get("AMDGPU_CLI_PURE_PYTHON")
+    os.environ["AMDGPU_CLI_PURE_PYTHON"] = "1" if pure_python else "0"
+    try:
+        return Bundle.from_bytes(data)
+    finally:
+        if saved is None:
+            del os.environ["AMDGPU_CLI_PURE_PYTHON"]
+        else:
+            os.environ["AMDGPU_CLI_PURE_PYTHON"] = saved
+
+
+class WalkMismatch(AssertionError):
+    """The native and pure-Python record walks disagree (a bug, reported as a crash)."""
+
+
+def _run_ireeprof(data: bytes) -> None:
+    from amdgpu_cli.profile import schema
+    from amdgpu_cli.profile.model import Model
+    from amdgpu_cli.profile.reader import _native
+
+    bundle = _open_bundle(data, pure_python=True)
+    if _native is not None:
+        native = _open_bundle(data, pure_python=False)
+        same = native.records.dtype == bundle.records.dtype and len(native.records) == len(bundle.records) and all(
+            (native.records[field] == bundle.records[field]).all() for field in bundle.records.dtype.names)
+        if not same or str(native.error) != str(bundle.error):
+            raise WalkMismatch(f"record walks differ: native {len(native.records)} records, "
+                               f"{native.error}; python {len(bundle.records)} records, {bundle.error}")
+    # What `cat` reads before the break.
+    for i in range(len(bundle)):
+        bundle.content_type(i), bundle.name(i), bundle.payload(i)
+    bundle.payload_offsets()
+    bundle.check()
+    # Every other command: the typed families it reads, each failing on its own.
+    for ct in schema.CONTENT_TYPES:
+        if ct.dtype is None:  # the session record has no typed rows
+            continue
+        try:
+            typed = bundle.typed(ct.suffix, strict=True)
+        except AmdgpuCliError:
+            continue
+        if ct.kind == schema.ContentKind.VARIABLE and len(typed):
+            typed.tail(0)
+    Model.build(bundle)
+
+
+# -- function I/O -------------------------------------------------------------------------------
+
+# The first byte of an `input` input picks the cconv the values are parsed against.
+CCONVS = (None, "r", "i", "I", "f", "F", "rr", "ri", "rI", "fF", "rrr", "i32", "f64", "v", "")
+
+_INPUT_ALLOCATION_CAP = 1 << 24
+
+
+def _run_input(data: bytes) -> None:
+    from amdgpu_cli.tooling import values
+    from amdgpu_cli.tooling.io import parse_inputs
+
+    if not data:
+        return
+    cconv = CCONVS[data[0] % len(CCONVS)]
+    # Inputs name files relative to the sandbox only: no separators, so no other path is reachable.
+    text = data[1:].decode("utf-8", "surrogateescape").replace("/", "_")
+    cap, values._MAX_ALLOCATION = values._MAX_ALLOCATION, _INPUT_ALLOCATION_CAP
+    cwd = os.getcwd()
+    os.chdir(sandbox())
+    try:
+        parse_inputs(text.split("\n"), cconv)
+    finally:
+        os.chdir(cwd)
+        values._MAX_ALLOCATION = cap
+
+
+def _run_npy(data: bytes) -> None:
+    from amdgpu_cli.tooling.io import parse_inputs
+
+    path = os.path.join(sandbox(), "fuzz.npy")
+    with open(path, "wb") as f:
+        f.write(data)
+    try:
+        parse_inputs([f"@{path}"], "r")
+    except AmdgpuCliError:
+        pass
+    parse_inputs([f"*{path}"], None)
+
+
+# Every `amdgpu-profile` command, for the extra target below.
+REPORTS = ("cat", "summary", "statistics", "explain", "dispatch", "executable", "command", "queue",
+           "memory", "counter", "export")
+
+
+def _run_ireeprof_reports(data: bytes) -> None:
+    import importlib
+
+    from amdgpu_cli.profile.jsonl import write_rows
+    from amdgpu_cli.profile.options import ReportOptions
+    from amdgpu_cli.profile.reader import Bundle
+
+    class _Null:
+        def write(self, text):
+            return len(text)
+
+    for command in REPORTS:
+        module = importlib.import_module(f"amdgpu_cli.profile.reports.{command}")
+        for options in (ReportOptions(), ReportOptions(dispatch_events=True, counter_samples=True)):
+            try:
+                write_rows(_Null(), module.report(Bundle.from_bytes(data), options))
+            except AmdgpuCliError:
+                pass
+
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("vmfb", _run_vmfb, "vmfb container, FlatBuffer reader, bytecode decoder and verifier"),
+    Target("amdgpu-executable", _run_amdgpu_executable,
+           "AMD1 container / raw HSACO: ELF, NT_AMDGPU_METADATA msgpack, kernel descriptors"),
+    Target("elf", _run_elf, "ELF64 x86_64 embedded executables and the loader's pre-map checks"),
+    Target("ireeprof", _run_ireeprof, ".ireeprof reader (both walks), typed records, metadata model"),
+    Target("input", _run_input, "--input grammar (shapes, element types, data, files, scalars)"),
+    Target("npy", _run_npy, ".npy reader through @file.npy and *file.npy inputs"),
+)}
+
+# Run only when named: every profile report on fuzzed bundles (the reports' own code, beyond the
+# reader and model that `ireeprof` covers).
+EXTRA_TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("ireeprof-reports", _run_ireeprof_reports, "every amdgpu-profile report's rows"),
+)}
+ALL_TARGETS = {**TARGETS, **EXTRA_TARGETS}
