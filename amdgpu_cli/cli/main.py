@@ -33,10 +33,12 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from amdgpu_cli.cli.benchmark import benchmark
     from amdgpu_cli.cli.devices import dump_devices
     from amdgpu_cli.cli.profile import profile
     from amdgpu_cli.cli.run import run
 
+    cli.add_command(benchmark)
     cli.add_command(dump_devices)
     cli.add_command(profile)
     cli.add_command(run)
@@ -159,5 +161,10 @@ def _not_yet(name: str):
     return entry
 
 
+def benchmark_main(argv: list[str] | None = None) -> None:
+    from amdgpu_cli.cli.benchmark import benchmark
+
+    _enter(benchmark, "amdgpu-benchmark", argv)
+
+
 replay_main = _not_yet("amdgpu-replay")
-benchmark_main = _not_yet("amdgpu-benchmark")

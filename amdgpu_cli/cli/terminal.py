@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 _stdout = None
 _stderr = None
@@ -50,14 +50,15 @@ def error(message: str) -> None:
 
 
 @contextlib.contextmanager
-def progress(description: str) -> Iterator[None]:
-    """An activity bar (spinner, description, elapsed time) on stderr while the block runs.
+def progress(description: str) -> Iterator[Callable[[str], None]]:
+    """An activity bar (spinner, description, elapsed time) on stderr while the block runs; the
+    block gets a function that changes the description.
 
     It appears only when stderr is a terminal and the block has run for about a second, so quick
     commands and pipelines stay quiet; it is removed when the block ends.
     """
     if not sys.stderr.isatty() or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
-        yield
+        yield lambda text: None
         return
     import threading
 
@@ -66,7 +67,7 @@ def progress(description: str) -> Iterator[None]:
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                    console=err_console(), transient=True, redirect_stdout=False,
                    redirect_stderr=False)
-    bar.add_task(description, total=None)
+    task = bar.add_task(description, total=None)
     lock = threading.Lock()
     state = {"done": False, "shown": False}
 
@@ -80,7 +81,7 @@ def progress(description: str) -> Iterator[None]:
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield lambda text: bar.update(task, description=text)
     finally:
         timer.cancel()
         with lock:

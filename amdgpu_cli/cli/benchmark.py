@@ -1,0 +1,93 @@
+"""`amdgpu benchmark` / `amdgpu-benchmark`: time a module's functions, as iree-benchmark-module does.
+
+Flags mirror iree-benchmark-module's and Google Benchmark's (underscore and dashed spellings).
+The command builds BenchmarkOptions, sets up `amdgpu_cli.tooling.benchmark.Benchmarks`, runs them
+and prints the rows: the machine's context on stderr, the report on stdout (`--benchmark_format`),
+and `--benchmark_out` written through `amdgpu_cli.outputs` (path checked before any work).
+"""
+
+from __future__ import annotations
+
+import click
+
+from amdgpu_cli.cli.run import _flag
+
+
+@click.command("benchmark", context_settings={"help_option_names": ["-h", "--help"]})
+@_flag("device", multiple=True, metavar="URI",
+       help="A HAL device URI (local-sync, local-task, amdgpu...); repeat for several.")
+@_flag("module", multiple=True, metavar="FILE", help="A .vmfb module; the last one is the main.")
+@_flag("function", default="", metavar="NAME",
+       help="The function to time (default: every exported function without arguments).")
+@_flag("input", multiple=True, metavar="VALUE",
+       help="An argument (the --input grammar of amdgpu-run); repeat in argument order.")
+@_flag("batch_size", type=int, default=1, show_default=True,
+       help="Iterations counted per call (modules that repeat their dispatches N times).")
+@_flag("benchmark_repetitions", type=int, default=1, show_default=True,
+       help="Repetitions; two or more add mean, median, stddev and cv rows.")
+@_flag("benchmark_min_time", default="0.5s", show_default=True, metavar="TIME",
+       help="`<seconds>s` to run at least that long, or `<N>x` for exactly N iterations.")
+@_flag("benchmark_min_warmup_time", type=float, default=0.0, show_default=True,
+       metavar="SECONDS", help="Untimed warm-up before the first repetition.")
+@_flag("benchmark_format", type=click.Choice(["console", "json", "csv"]), default="console",
+       show_default=True, help="The report on stdout.")
+@_flag("benchmark_out", default="", metavar="FILE", help="Also write the report to FILE.")
+@_flag("benchmark_out_format", type=click.Choice(["console", "json", "csv"]), default="json",
+       show_default=True, help="The format of --benchmark_out.")
+@_flag("benchmark_report_aggregates_only", type=bool, default=False, metavar="BOOL",
+       help="Only the aggregate rows, in every report.")
+@_flag("benchmark_display_aggregates_only", type=bool, default=False, metavar="BOOL",
+       help="Only the aggregate rows on stdout.")
+@_flag("time_unit", type=click.Choice(["ms", "us", "ns"]), default=None,
+       help="The unit of the times (default ms).")
+@_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
+       help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+def benchmark(device, module, function, input, batch_size, benchmark_repetitions,
+              benchmark_min_time, benchmark_min_warmup_time, benchmark_format, benchmark_out,
+              benchmark_out_format, benchmark_report_aggregates_only,
+              benchmark_display_aggregates_only, time_unit, amdgpu_libhsa_search_path) -> None:
+    """Time functions of an IREE module (.vmfb) and report like iree-benchmark-module."""
+    import sys
+
+    from amdgpu_cli.cli.terminal import progress
+    from amdgpu_cli.tooling import benchmark as tool
+
+    if not module:
+        raise click.UsageError("no --module= specified")
+    options = tool.BenchmarkOptions(
+        modules=module, devices=device, function=function, inputs=input,
+        driver_options=({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
+                        if amdgpu_libhsa_search_path else {}),
+        batch_size=batch_size, repetitions=benchmark_repetitions, min_time=benchmark_min_time,
+        min_warmup_time=benchmark_min_warmup_time, time_unit=time_unit)
+    out_file = None
+    if benchmark_out:
+        from amdgpu_cli.outputs import OutputFile
+
+        out_file = OutputFile(benchmark_out)  # a bad path fails now, before any timing
+    with tool.Benchmarks(options) as benchmarks:
+        context = tool.context()
+        sys.stderr.write(tool.context_text(context))
+        sys.stderr.flush()
+        with progress("benchmarking") as show:
+            rows = benchmarks.run(progress=show)
+    if benchmark_report_aggregates_only:
+        rows = [r for r in rows if r.run_type == "aggregate"] or rows
+    shown = rows
+    if benchmark_display_aggregates_only:
+        shown = [r for r in rows if r.run_type == "aggregate"] or rows
+    width = tool.name_width(rows, benchmark_repetitions)
+
+    def report(fmt: str, selected) -> str:
+        if fmt == "json":
+            return tool.json_text(context, selected)
+        if fmt == "csv":
+            return tool.csv_text(selected)
+        return tool.console_text(selected, width)
+
+    sys.stdout.write(report(benchmark_format, shown))
+    sys.stdout.flush()
+    if out_file is not None:
+        from amdgpu_cli.outputs import write_outputs
+
+        write_outputs([(out_file, report(benchmark_out_format, rows).encode())])
