@@ -45,14 +45,18 @@ __all__ = ["DeviceArray", "Module", "load_module"]
 class _CallGate:
     """Counts a Module's calls in flight and closes it once they are done (see the module
     docstring). `enter`/`leave` bracket every use of the session; `close` marks the gate closed
-    (later `enter`s raise) and returns once no call is inside."""
+    (later `enter`s raise) and returns once no call is inside.
 
-    __slots__ = ("_lock", "_idle", "_active", "_closed")
+    The count is a list that each call appends a token to and pops one from: both are single
+    atomic steps under the GIL, so a call costs no lock (per-call time is a product goal). A call
+    adds its token before it reads `_closed`, and close() sets `_closed` before it reads the
+    list, so either the call sees the gate closed (and takes its token back) or close() sees
+    the token and waits for it."""
+
+    __slots__ = ("_inside", "_closed")
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._active = 0
+        self._inside: list[None] = []
         self._closed = False
 
     @property
@@ -60,24 +64,25 @@ class _CallGate:
         return self._closed
 
     def enter(self) -> None:
-        with self._lock:
-            if self._closed:
-                raise AmdgpuCliError("module is closed", status="FAILED_PRECONDITION")
-            self._active += 1
+        self._inside.append(None)
+        if self._closed:
+            self._inside.pop()
+            raise AmdgpuCliError("module is closed", status="FAILED_PRECONDITION")
 
     def leave(self) -> None:
-        with self._lock:
-            self._active -= 1
-            if self._closed and not self._active:
-                self._idle.notify_all()
+        self._inside.pop()
 
     def close(self) -> bool:
-        """Closes the gate and waits for the calls inside; True for the first close only."""
-        with self._lock:
-            first = not self._closed
-            self._closed = True
-            while self._active:
-                self._idle.wait()
+        """Closes the gate and waits for the calls inside; True for the first close only. The
+        caller serialises closes (Module.close holds its lock)."""
+        import time
+
+        first = not self._closed
+        self._closed = True
+        delay = 1e-5
+        while self._inside:  # calls in flight finish on their own; poll, backing off
+            time.sleep(delay)
+            delay = min(delay * 2, 1e-3)
         return first
 
 
