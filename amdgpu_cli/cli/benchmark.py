@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import click
 
-from amdgpu_cli.cli.run import _flag
+from amdgpu_cli.cli.run import _flag, module_flags
 
 
 @click.command("benchmark", context_settings={"help_option_names": ["-h", "--help"]})
-@_flag("device", multiple=True, metavar="URI",
-       help="A HAL device URI (local-sync, local-task, amdgpu...); repeat for several.")
-@_flag("module", multiple=True, metavar="FILE", help="A .vmfb module; the last one is the main.")
-@_flag("function", default="", metavar="NAME",
-       help="The function to time (default: every exported function without arguments).")
-@_flag("input", multiple=True, metavar="VALUE",
-       help="An argument (the --input grammar of amdgpu-run); repeat in argument order.")
+@module_flags("The function to time (default: every exported function without arguments).")
 @_flag("batch_size", type=int, default=1, show_default=True,
        help="Iterations counted per call (modules that repeat their dispatches N times).")
 @_flag("benchmark_repetitions", type=int, default=1, show_default=True,

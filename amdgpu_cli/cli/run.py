@@ -16,14 +16,27 @@ def _flag(name: str, *decls, **kwargs):
     return click.option(*spellings, name, *decls, **kwargs)
 
 
+def module_flags(function_help: str):
+    """--device, --module, --function and --input, shared by run and benchmark."""
+    flags = [
+        _flag("device", multiple=True, metavar="URI",
+              help="A HAL device URI (local-sync, local-task, amdgpu, cuda...); repeat for several."),
+        _flag("module", multiple=True, metavar="FILE",
+              help="A .vmfb module; the last one is the main."),
+        _flag("function", default="", metavar="NAME", help=function_help),
+        _flag("input", multiple=True, metavar="VALUE",
+              help="An argument: `2x2xf32=1 2 3 4`, `@file.npy`, `42`...; repeat in argument order."),
+    ]
+
+    def apply(command):
+        for flag in reversed(flags):
+            command = flag(command)
+        return command
+    return apply
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
-@_flag("device", multiple=True, metavar="URI",
-       help="A HAL device URI (local-sync, local-task, amdgpu, cuda...); repeat for several.")
-@_flag("module", multiple=True, metavar="FILE", help="A .vmfb module; the last one is the main.")
-@_flag("function", default="", metavar="NAME",
-       help="The function to run (default: the module's single exported function).")
-@_flag("input", multiple=True, metavar="VALUE",
-       help="An argument: `2x2xf32=1 2 3 4`, `@file.npy`, `42`...; repeat in argument order.")
+@module_flags("The function to run (default: the module's single exported function).")
 @_flag("output", multiple=True, metavar="SPEC",
        help="Per result: empty (discard), `-` (print), `@file` / `+file` (.npy or raw bytes).")
 @_flag("expected_output", multiple=True, metavar="VALUE",
