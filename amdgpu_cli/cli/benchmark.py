@@ -28,9 +28,11 @@ from amdgpu_cli.cli.run import _flag, module_flags
 @_flag("benchmark_out", default="", metavar="FILE", help="Also write the report to FILE.")
 @_flag("benchmark_out_format", type=click.Choice(["console", "json", "csv"]), default="json",
        show_default=True, help="The format of --benchmark_out.")
-@_flag("benchmark_report_aggregates_only", type=bool, default=False, metavar="BOOL",
+@_flag("benchmark_report_aggregates_only", type=bool, default=False, is_flag=False,
+       flag_value=True, metavar="[=BOOL]",
        help="Only the aggregate rows, in every report.")
-@_flag("benchmark_display_aggregates_only", type=bool, default=False, metavar="BOOL",
+@_flag("benchmark_display_aggregates_only", type=bool, default=False, is_flag=False,
+       flag_value=True, metavar="[=BOOL]",
        help="Only the aggregate rows on stdout.")
 @_flag("time_unit", type=click.Choice(["ms", "us", "ns"]), default=None,
        help="The unit of the times (default ms).")

@@ -169,3 +169,20 @@ def test_a_directory_as_benchmark_out_fails_before_timing(mlp, tmp_path):
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.splitlines() == [f"error: cannot write `{tmp_path}`: is a directory"]
+
+
+@pytest.mark.parametrize("flag", ["--benchmark_report_aggregates_only=true",
+                                  "--benchmark_display_aggregates_only=true"])
+def test_aggregates_only_flags_select_the_rows_iree_selects(mlp, flag):
+    flags = ["--benchmark_min_time=5x", "--benchmark_repetitions=2", flag]
+    for fmt in ("json", "console"):
+        theirs = iree("--device=local-task", f"--module={mlp}", *MLP_ARGS, *flags,
+                      f"--benchmark_format={fmt}")
+        mine = ours("--device=local-task", f"--module={mlp}", *MLP_ARGS, *flags,
+                    f"--benchmark_format={fmt}")
+        assert theirs.returncode == mine.returncode == 0, mine.stderr
+        if fmt == "json":
+            names = [[r["name"] for r in json.loads(p.stdout)["benchmarks"]] for p in (mine, theirs)]
+        else:
+            names = [[x.split()[0] for x in p.stdout.splitlines()[3:]] for p in (mine, theirs)]
+        assert names[0] == names[1]
