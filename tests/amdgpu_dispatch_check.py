@@ -208,7 +208,10 @@ class AllocationLog:
     def __init__(self, log_path: Path):
         self.log_path = log_path
         self.allocations: list[Allocation] = []
-        self._lock = threading.Lock()
+        # Re-entrant: a garbage collection inside a locked section can run a buffer's finalizer,
+        # whose hsa_amd_memory_pool_free comes back here on the same thread (with a plain Lock
+        # that deadlocked the worker: the CI timeouts of scf_while / layernorm under load).
+        self._lock = threading.RLock()
 
     def log_size(self) -> int:
         try:
@@ -217,14 +220,16 @@ class AllocationLog:
             return 0
 
     def allocated(self, base: int, size: int) -> None:
+        born = self.log_size()
         with self._lock:
-            self.allocations.append(Allocation(base, size, self.log_size()))
+            self.allocations.append(Allocation(base, size, born))
 
     def freed(self, base: int) -> None:
+        size = self.log_size()
         with self._lock:
             for allocation in reversed(self.allocations):
                 if allocation.base == base and allocation.freed is None:
-                    allocation.freed = self.log_size()
+                    allocation.freed = size
                     return
 
     def live_at(self, line_offset: int, start: int, end: int) -> Allocation | None:
@@ -573,6 +578,11 @@ class Worker:
 
 
 def main(argv: list[str]) -> int:
+    import faulthandler
+    import signal
+
+    # Every thread's stack on stderr when the test gives up on a silent phase (SIGUSR1 first).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     vmfb, softhsa_dir, log, cases = argv
     Worker(vmfb, softhsa_dir, Path(log)).run(json.loads(Path(cases).read_text()))
     return 0

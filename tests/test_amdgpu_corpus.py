@@ -17,6 +17,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -99,9 +100,9 @@ class _Worker:
             target=lambda: self._stderr.extend(self.process.stderr), daemon=True)
         self._stderr_reader.start()
 
-    def stderr_tail(self) -> str:
+    def stderr_tail(self, limit: int = 2000) -> str:
         self._stderr_reader.join(5)
-        return "".join(self._stderr)[-2000:]
+        return "".join(self._stderr)[-limit:]
 
     def _pump(self) -> None:
         for line in self.process.stdout:
@@ -113,6 +114,13 @@ class _Worker:
             try:
                 line = self.lines.get(timeout=PHASE_TIMEOUT_S)
             except queue.Empty:
+                # Ask for every thread's stack first (the worker registers SIGUSR1 with
+                # faulthandler), so a hang says where it is.
+                self.process.send_signal(signal.SIGUSR1)
+                try:
+                    self.process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
                 self.process.kill()
                 self.process.wait()
                 yield None
@@ -158,7 +166,8 @@ def _run_model(vmfb: Path, cases: list, softhsa_dir: Path, directory: Path) -> d
             break
         victim = current or pending[0]
         results.setdefault(victim, _failed(
-            f"timed out after {PHASE_TIMEOUT_S}s" if timed_out else
+            f"timed out after {PHASE_TIMEOUT_S}s; its threads: {worker.stderr_tail(8000)}"
+            if timed_out else
             f"worker exited {worker.process.returncode}: {worker.stderr_tail()}"))
         pending.remove(victim)
         if victim == "__init":  # nothing runs without the module
