@@ -272,14 +272,15 @@ class Benchmarks:
 
 def context(executable: str | None = None) -> dict:
     """What Google Benchmark reports about the machine (date, host, CPUs, caches, load)."""
+    mhz = _cpu_mhz()
     return {
         "date": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
         "host_name": socket.gethostname(),
         "executable": executable or (os.path.abspath(sys.argv[0]) if os.path.isfile(sys.argv[0])
                                      else sys.executable),
         "num_cpus": os.cpu_count() or 1,
-        "mhz_per_cpu": int(_cpu_mhz()),
-        "mhz": _cpu_mhz(),  # the console block's figure (not a JSON key)
+        "mhz_per_cpu": int(mhz),
+        "mhz": mhz,  # the console block's figure (not a JSON key)
         "cpu_scaling_enabled": _cpu_scaling_enabled(),
         "aslr_enabled": _read("/proc/sys/kernel/randomize_va_space").strip() not in ("", "0"),
         "caches": _caches(),
