@@ -16,7 +16,9 @@ What a path names decides how it is written:
   `OutputFile` is made, before any work is done.
 
 Lifecycle: `OutputFile(path)` checks the path (raises `OutputError`); `open()` returns the file to
-write; `commit()` makes the result visible (for in-place targets: flush); `discard()` drops what
+write; `publish()` (streaming outputs such as a profile capture, which must be readable at the
+path while they grow and after a crash) gives the new file the target's name at once, replacing
+the old one atomically at that moment, and later writes grow it in place; `commit()` makes the result visible (for in-place targets: flush); `discard()` drops what
 was written (in-place targets: nothing can be taken back, so nothing is done). `output_file()` is
 the context-manager form. Write failures (a full disk) surface as `OutputError` naming the path.
 
@@ -99,6 +101,7 @@ class OutputFile:
         self.file: IO[bytes] | None = None
         self._fd_path: str | None = None  # /proc/self/fd/N of an O_TMPFILE file
         self._temp: str | None = None  # a named temporary
+        self._published = False  # publish(): the new file already has the target's name
 
     @property
     def in_place(self) -> bool:
@@ -145,8 +148,39 @@ class OutputFile:
                 _copy(old, f)
         return f
 
+    def publish(self) -> IO[bytes]:
+        """Opens the file and names it now (see the module docstring); returns it."""
+        f = self.open()
+        if self._kind != _REPLACE or self._published:
+            return f
+        try:
+            f.flush()
+            os.chmod(f.fileno(), _mode_for(self._target))
+            if self._fd_path is not None:
+                self._link_unnamed(f)
+            else:
+                os.replace(self._temp, self._target)
+                _named_temporaries.discard(self._temp)
+                self._temp = None
+            _fsync_folder(os.path.dirname(self._target))
+        except OSError as e:
+            raise _fail(self.path, _reason(e)) from None
+        self._published = True
+        return f
+
     def commit(self) -> None:
         """Makes what was written the file at the path (in place: flushes it)."""
+        if self._published:
+            f, self.file = self.file, None
+            try:
+                f.flush()
+                os.fsync(f.fileno())
+                f.close()
+            except OSError as e:
+                with contextlib.suppress(OSError):
+                    f.close()
+                raise _fail(self.path, _reason(e)) from None
+            return
         f, self.file = self.file, None
         if f is None:
             if self._kind != _REPLACE:
@@ -208,7 +242,7 @@ class OutputFile:
         """Drops what was written; the path keeps what it had (in-place targets keep what was
         written, as nothing can take it back)."""
         f, self.file = self.file, None
-        if f is not None and self._kind == _IN_PLACE:
+        if f is not None and (self._kind == _IN_PLACE or self._published):
             with contextlib.suppress(OSError):
                 f.close()
             return

@@ -7,6 +7,8 @@ it goes) and exits with its exit code (1 when `--expected_output` did not match)
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 
@@ -35,6 +37,56 @@ def module_flags(function_help: str):
     return apply
 
 
+def profiling_flags(command):
+    """The --device_profiling_* flags and --print_device_statistics, shared by run and
+    benchmark; the command receives them as one `profiling` argument (ProfilingFlags)."""
+    flags = [
+        _flag("device_profiling_mode", default="", metavar="FAMILIES",
+              help="Profile the device: comma-separated families (queue-events, host-execution, "
+                   "memory-events, command-region-events, executable-metadata, dispatch-events, "
+                   "device-queue-events, ...) or a preset name (profiles/presets)."),
+        _flag("device_profiling_output", default="", metavar="FILE",
+              help="The .ireeprof bundle to write (streamed as the run goes)."),
+        _flag("device_profiling_filter_function", default="", metavar="GLOB",
+              help="Capture heavy artifacts only for matching functions."),
+        _flag("device_profiling_filter_command_buffer", type=int, default=-1, metavar="ID",
+              help="... only for this command buffer id."),
+        _flag("device_profiling_filter_command_index", type=int, default=-1, metavar="N",
+              help="... only for this command index."),
+        _flag("device_profiling_filter_physical_device", type=int, default=-1, metavar="N",
+              help="... only on this physical device."),
+        _flag("device_profiling_filter_queue", type=int, default=-1, metavar="N",
+              help="... only on this queue."),
+        _flag("device_profiling_counter", multiple=True, metavar="NAME",
+              help="A hardware counter to sample (counters / counter-ranges); repeatable."),
+        _flag("device_profiling_flush_interval_ms", type=int, default=0, metavar="MS",
+              help="Flush the capture from a background thread every MS milliseconds."),
+        _flag("print_device_statistics", is_flag=True,
+              help="Profile into memory and print aggregate device statistics at the end."),
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from amdgpu_cli.tooling.profiling import ProfilingFlags
+
+        kwargs["profiling"] = ProfilingFlags(
+            mode=kwargs.pop("device_profiling_mode"),
+            output=kwargs.pop("device_profiling_output"),
+            filter_function=kwargs.pop("device_profiling_filter_function"),
+            filter_command_buffer=kwargs.pop("device_profiling_filter_command_buffer"),
+            filter_command_index=kwargs.pop("device_profiling_filter_command_index"),
+            filter_physical_device=kwargs.pop("device_profiling_filter_physical_device"),
+            filter_queue=kwargs.pop("device_profiling_filter_queue"),
+            counters=tuple(kwargs.pop("device_profiling_counter")),
+            flush_interval_ms=kwargs.pop("device_profiling_flush_interval_ms"),
+            print_device_statistics=kwargs.pop("print_device_statistics"))
+        return command(*args, **kwargs)
+
+    for flag in reversed(flags):
+        wrapper = flag(wrapper)
+    return wrapper
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @module_flags("The function to run (default: the module's single exported function).")
 @_flag("output", multiple=True, metavar="SPEC",
@@ -57,10 +109,11 @@ def module_flags(function_help: str):
        help="Describe every device of every driver (or of DRIVER) and exit.")
 @_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
        help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@profiling_flags
 def run(device, module, function, input, output, expected_output, output_max_element_count,
         equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
         expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices,
-        amdgpu_libhsa_search_path) -> None:
+        amdgpu_libhsa_search_path, profiling) -> None:
     """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
     import sys
 
@@ -88,7 +141,7 @@ def run(device, module, function, input, output, expected_output, output_max_ele
         modules=list(module), devices=list(device), function=function, inputs=list(input),
         outputs=list(output), expected_outputs=list(expected_output),
         output_max_element_count=output_max_element_count, equality=equality,
-        driver_options=driver_options)
+        driver_options=driver_options, profiling=profiling)
     result = tool.run(options, sys.stdout)
     if result.exit_code:
         sys.exit(result.exit_code)

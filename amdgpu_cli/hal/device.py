@@ -8,6 +8,14 @@ errors raise before anything is waited or signalled. Drivers with real queues ov
 methods; host drivers override only `_dispatch`.
 `query_i64(category, key)` returns (ok, value) with ok False for unknown keys (never raises),
 matching hal.device.query.i64; the base answers `hal.device.id` glob patterns against `identifier`.
+Profiling (hal/profiling.py): `profiling_check(options)` says whether the device can record what
+is asked (raising IREE's error when not), `profiling_begin(options, sink)` starts a session,
+`profiling_flush()` / `profiling_end()`. `HostQueueDevice` records what IREE's local drivers do
+for every queue operation: a queue event (submission ids from 1, wait/signal counts, the
+dependency strategy it met), a host-execution span (with one span per dispatch of an executed
+command buffer: tile count and tile time), memory events for queue allocations, executable and
+command-buffer metadata at first use; while a session is open, command buffers run command by
+command so each dispatch is timed. Subclasses choose the flavour (`_profile_*` attributes).
 Lifetime: `close()` is idempotent; a device holds its allocator and executable cache.
 Sources: IREE runtime/src/iree/hal/device.h, drivers/null/device.c, modules/hal/module.c.
 """
@@ -33,10 +41,13 @@ from amdgpu_cli.hal.command_buffer import (
     resolve_copy,
     resolve_ref,
 )
-from amdgpu_cli.hal.enums import HalError, MemoryAccess, normalize_queue_affinity
+from amdgpu_cli.hal.enums import (CommandBufferMode, HalError, MemoryAccess,
+                                  normalize_queue_affinity)
 from amdgpu_cli.hal.executable import ExecutableCache
 from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.semaphore import Semaphore
+from amdgpu_cli.hal import profiling as _prof
+from amdgpu_cli.hal.profiling import Op, now_ns
 
 
 class Device(abc.ABC):
@@ -103,7 +114,38 @@ class Device(abc.ABC):
     def queue_flush(self, queue_affinity=-1) -> None:
         """Nothing is deferred by default."""
 
+    # -- profiling (hal/profiling.py) -----------------------------------------------------------
+    profiler = None  # the open profile session's Recorder, or None
+
+    def profiling_check(self, options) -> None:
+        """Raises HalError unless this device can record `options` (called before any output is
+        opened)."""
+        raise HalError(f"device '{self.identifier}' does not support HAL-native profiling",
+                       status="UNIMPLEMENTED")
+
+    def profiling_begin(self, options, sink) -> None:
+        self.profiling_check(options)
+        raise HalError("profiling is not implemented", status="UNIMPLEMENTED")
+
+    def profiling_flush(self) -> None:
+        recorder = self.profiler
+        if recorder is not None:
+            recorder.flush()
+
+    def profiling_end(self, status_code: int = 0) -> None:
+        """Ends the session (last flush, SESSION_END); raises the first sink error it met."""
+        recorder, self.profiler = self.profiler, None
+        if recorder is not None:
+            recorder.end(status_code)
+            if recorder.error is not None:
+                raise HalError(f"writing the profile: {recorder.error}", status="DATA_LOSS")
+
     def close(self) -> None:
+        if self.profiler is not None:
+            try:
+                self.profiling_end()
+            except HalError:
+                pass  # a profile that could not be written is reported by profiling_end's caller
         self._closed = True
 
     def __enter__(self):
@@ -148,11 +190,18 @@ class HostQueueDevice(Device):
                      flags=0):
         if pool != 0:
             raise HalError(f"allocation pool {pool} is not supported", status="UNIMPLEMENTED")
+        if self.profiler is not None:
+            return self._profiled(Op.ALLOCA, queue_affinity, wait, signal, self._profiled_alloca,
+                                  (memory_type, usage, byte_length), payload_length=byte_length)
         return self._submit(queue_affinity, wait, signal, self._allocator.allocate, memory_type,
                             usage, byte_length)
 
     def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
         # The buffer object stays valid while referenced; its storage is released on close.
+        if self.profiler is not None:
+            # IREE's local-sync device orders a dealloca as a barrier and records it as one.
+            return self._profiled(Op.BARRIER, queue_affinity, wait, signal, None, (),
+                                  operation_count=0)
         return self._submit(queue_affinity, wait, signal, None)
 
     def queue_fill(self, queue_affinity, wait, signal, target, offset, length, pattern,
@@ -163,6 +212,10 @@ class HostQueueDevice(Device):
         from amdgpu_cli.hal.command_buffer import BufferRef
         cb.fill_buffer(BufferRef.direct(target, offset, length), data, len(data), flags)
         cb.end()
+        if self.profiler is not None:
+            cb.validate_submission(())
+            return self._profiled(Op.FILL, queue_affinity, wait, signal, self._execute, (cb, ()),
+                                  payload_length=length)
         return self.queue_execute(queue_affinity, wait, signal, cb)
 
     def queue_update(self, queue_affinity, wait, signal, source, source_offset, target,
@@ -171,6 +224,9 @@ class HostQueueDevice(Device):
         if len(src) != length:
             raise HalError("update source range is outside the host buffer", status="OUT_OF_RANGE")
         target.validate_range(target_offset, length)
+        if self.profiler is not None:
+            return self._profiled(Op.UPDATE, queue_affinity, wait, signal, target.write,
+                                  (target_offset, src), payload_length=length)
         return self._submit(queue_affinity, wait, signal, target.write, target_offset, src)
 
     def queue_copy(self, queue_affinity, wait, signal, source, source_offset, target,
@@ -181,6 +237,10 @@ class HostQueueDevice(Device):
         cb.copy_buffer(BufferRef.direct(source, source_offset, length),
                        BufferRef.direct(target, target_offset, length), flags)
         cb.end()
+        if self.profiler is not None:
+            cb.validate_submission(())
+            return self._profiled(Op.COPY, queue_affinity, wait, signal, self._execute, (cb, ()),
+                                  payload_length=length)
         return self.queue_execute(queue_affinity, wait, signal, cb)
 
     def queue_execute(self, queue_affinity, wait, signal, command_buffer, binding_table=(),
@@ -189,9 +249,234 @@ class HostQueueDevice(Device):
         if command_buffer is not None:
             command_buffer.validate_submission(binding_table)
             command_buffer.execution_count += 1
+            if self.profiler is not None:
+                return self._profiled(Op.EXECUTE, queue_affinity, wait, signal,
+                                      self._execute_profiled, (command_buffer, binding_table),
+                                      command_buffer=command_buffer)
             return self._submit(queue_affinity, wait, signal, self._execute, command_buffer,
                                 binding_table)
+        if self.profiler is not None:
+            return self._profiled(Op.BARRIER, queue_affinity, wait, signal, None, (),
+                                  operation_count=0)
         return self._submit(queue_affinity, wait, signal, None)
+
+    # -- profiling ------------------------------------------------------------------------------
+    # What this device records, as IREE's local drivers do (see hal/profiling.py). Subclasses
+    # choose the local-task flavour: command-buffer metadata and regions, command indices on
+    # dispatch spans, an execute counted as its operations.
+    _profile_families = (_prof.Family.QUEUE_EVENTS | _prof.Family.HOST_EXECUTION
+                         | _prof.Family.MEMORY_EVENTS | _prof.Family.EXECUTABLE_METADATA
+                         | _prof.Family.COMMAND_REGION_EVENTS)
+    _profile_command_buffers = False  # command-buffers / command-operations metadata, regions
+    _profile_worker_count = 1
+
+    def profiling_check(self, options) -> None:
+        options.check_common()
+        unsupported = options.families & ~self._profile_families
+        if unsupported:
+            raise HalError(f"unsupported local profiling data families 0x{unsupported:x}",
+                           status="UNIMPLEMENTED")
+        if not options.filter.empty:
+            raise HalError("local profiling capture filters require producer-owned dispatch "
+                           "events and no unfilterable local data families",
+                           status="UNIMPLEMENTED")
+        if options.counters:
+            raise HalError("local profiling does not support counter set selections",
+                           status="UNIMPLEMENTED")
+
+    def profiling_begin(self, options, sink) -> None:
+        if self.profiler is not None:
+            raise HalError(f"cannot nest {self.identifier} profile captures",
+                           status="FAILED_PRECONDITION")
+        self.profiling_check(options)
+        self._profile_sessions = getattr(self, "_profile_sessions", 0) + 1
+        recorder = _prof.Recorder(sink, self.identifier, options,
+                                  session_id=self._profile_sessions)
+        recorder.begin([(0, 1)], [(0, 0, 0)])
+        self._profile_metadata = bool(options.families & (
+            _prof.Family.HOST_EXECUTION | _prof.Family.EXECUTABLE_METADATA
+            | _prof.Family.COMMAND_REGION_EVENTS))
+        self.profiler = recorder
+
+    def _profiled(self, op, queue_affinity, wait, signal, work, args, *, payload_length=0,
+                  operation_count=1, command_buffer=None):
+        """`_submit` with a queue event and a host-execution span around it."""
+        if queue_affinity.__class__ is not int:
+            normalize_queue_affinity(queue_affinity)
+        if self._closed:
+            raise HalError("device is closed", status="FAILED_PRECONDITION")
+        recorder = self.profiler
+        families = recorder.families
+        submission = recorder.next_submission()
+        submitted = now_ns()
+        wait_count = len(wait) if wait is not None else 0
+        if not wait_count:
+            strategy, queue_flags = _prof.Strategy.NONE, 0
+        elif wait.is_reached():
+            strategy, queue_flags = _prof.Strategy.INLINE, 0
+        else:
+            strategy, queue_flags = (_prof.Strategy.SOFTWARE_DEFER,
+                                     _prof.QUEUE_FLAG_SOFTWARE_DEFERRED)
+        command_buffer_id = 0
+        host_flags = 0
+        if command_buffer is not None:
+            command_buffer_id, first = recorder.command_buffer_id(command_buffer)
+            host_flags = _prof.HOST_FLAG_COMMAND_BUFFER
+            if first and self._profile_metadata:
+                self._profile_record_command_buffer(recorder, command_buffer, command_buffer_id)
+            if self._profile_command_buffers:
+                operation_count = len(command_buffer.commands)
+        operation = _ProfiledOp(submission, command_buffer_id, wait_count)
+        self._profile_op = operation
+        status_code = 0
+        start = end = ready = submitted
+        try:
+            try:
+                if wait is not None:
+                    wait.wait()
+                ready = start = now_ns()
+                result = work(*args) if work is not None else None
+                end = now_ns()
+            except HalError as error:
+                end = now_ns()
+                status_code = int(error.code)
+                if signal is not None:
+                    signal.fail(error)
+                raise
+            if signal is not None:
+                signal.signal()
+            return result
+        finally:
+            self._profile_op = None
+            if families & _prof.Family.QUEUE_EVENTS:
+                recorder.append("queue-events", _prof.queue_event(
+                    op, flags=queue_flags, strategy=strategy, host_time_ns=submitted,
+                    submission_id=submission, command_buffer_id=command_buffer_id,
+                    allocation_id=operation.allocation_id, wait_count=wait_count,
+                    signal_count=len(signal) if signal is not None else 0,
+                    operation_count=operation_count, payload_length=payload_length,
+                    ready_host_time_ns=ready), _prof.QUEUE_EVENT_ID)
+            if families & _prof.Family.HOST_EXECUTION:
+                recorder.append("host-execution-events", _prof.host_execution_event(
+                    op, flags=host_flags, status_code=status_code, submission_id=submission,
+                    command_buffer_id=command_buffer_id, allocation_id=operation.allocation_id,
+                    start_host_time_ns=start, end_host_time_ns=end,
+                    payload_length=payload_length, operation_count=operation_count),
+                    _prof.HOST_EXECUTION_EVENT_ID)
+
+    def _profiled_alloca(self, memory_type, usage, byte_length):
+        """An alloca under profiling: the allocation and its memory event."""
+        buffer = self._allocator.allocate(memory_type, usage, byte_length)
+        recorder = self.profiler
+        if recorder.families & _prof.Family.MEMORY_EVENTS:
+            recorder.append("memory-events", _prof.memory_event(
+                _prof.MemoryEvent.QUEUE_ALLOCA, flags=_prof.MEMORY_FLAG_QUEUE_OPERATION,
+                host_time_ns=now_ns(), submission_id=self._profile_op.submission,
+                memory_type=int(buffer.memory_type), buffer_usage=int(buffer.allowed_usage),
+                length=byte_length, alignment=1), _prof.MEMORY_EVENT_ID)
+        return buffer
+
+    def _profile_executable(self, recorder, executable) -> int:
+        """The profile id of an executable, its metadata written on first use."""
+        if not recorder.executable_recorded(executable):
+            functions = [(e.name, e.constant_count, e.binding_count, tuple(e.workgroup_size))
+                         for e in executable.exports]
+            return recorder.record_executable(executable, functions)
+        return recorder.executable_id(executable)
+
+    def _profile_record_command_buffer(self, recorder, command_buffer, command_buffer_id) -> None:
+        """On first submission: the command buffer and its operations (local-task flavour), then
+        the executables its dispatches use."""
+        executables = []
+        for command in command_buffer.commands:
+            if isinstance(command, DispatchCommand) and command.executable not in executables:
+                executables.append(command.executable)
+        if self._profile_command_buffers:
+            from amdgpu_cli.profile.writer import record
+            mode = int(command_buffer.mode)
+            if recorder.options.retains_command_buffer_metadata:
+                mode |= int(CommandBufferMode.RETAIN_PROFILE_METADATA)
+            recorder.write("command-buffers", record(
+                "command-buffers", command_buffer_id=command_buffer_id, mode=mode,
+                command_categories=int(command_buffer.categories),
+                queue_affinity=int(command_buffer.queue_affinity) & 0xFFFFFFFFFFFFFFFF,
+                physical_device_ordinal=0))
+            operations = _prof_command_operations(command_buffer, command_buffer_id, recorder)
+            recorder.write("command-operations", operations)
+        for executable in executables:
+            self._profile_executable(recorder, executable)
+
+    def _execute_profiled(self, command_buffer: CommandBuffer, binding_table) -> None:
+        """`_execute`, command by command, with a host-execution span per dispatch and (local-task
+        flavour) a command-region event per barrier-separated region."""
+        recorder = self.profiler
+        operation = self._profile_op
+        families = recorder.families
+        spans = families & _prof.Family.HOST_EXECUTION
+        regions = self._profile_command_buffers and families & _prof.Family.COMMAND_REGION_EVENTS
+        indexed = self._profile_command_buffers
+        region = None  # [index, start, dispatches, tiles]
+        finished = []  # completed regions, written once the next one is known
+        region_index = 0
+        for index, command in enumerate(command_buffer.commands):
+            if isinstance(command, ExecutionBarrierCommand):
+                if region is not None:
+                    region.append(now_ns())
+                    finished.append(region)
+                    region = None
+                continue
+            if regions and region is None and not isinstance(
+                    command, (DebugGroupCommand, AdviseBufferCommand)):
+                region = [region_index, now_ns(), 0, 0]
+                region_index += 1
+            if isinstance(command, DispatchCommand):
+                start = now_ns()
+                workgroup_count, tile_ns = self._dispatch_profiled(command, binding_table)
+                end = now_ns()
+                tiles = workgroup_count[0] * workgroup_count[1] * workgroup_count[2]
+                if region is not None:
+                    region[2] += 1
+                    region[3] += tiles
+                if spans:
+                    executable = command.executable
+                    export = executable.exports[command.entry_point]
+                    flags = _prof.HOST_FLAG_COMMAND_BUFFER
+                    if command.workgroup_count_ref is not None:
+                        flags |= _prof.HOST_FLAG_INDIRECT_PARAMETERS
+                    recorder.append("host-execution-events", _prof.host_execution_event(
+                        Op.DISPATCH, flags=flags, submission_id=operation.submission,
+                        command_buffer_id=operation.command_buffer_id,
+                        executable_id=self._profile_executable(recorder, executable),
+                        command_index=index if indexed else _prof.U32_MAX,
+                        function_ordinal=command.entry_point, workgroup_count=workgroup_count,
+                        workgroup_size=tuple(export.workgroup_size), start_host_time_ns=start,
+                        end_host_time_ns=end, tile_count=tiles,
+                        tile_duration_sum_ns=end - start if tile_ns is None else tile_ns,
+                        operation_count=1), _prof.HOST_EXECUTION_EVENT_ID)
+            else:
+                self._run_command(command, binding_table)
+                if region is not None:
+                    region[3] += 1
+        if region is not None:
+            region.append(now_ns())
+            finished.append(region)
+        for i, (number, start, dispatches, tiles, end) in enumerate(finished):
+            last = i == len(finished) - 1
+            recorder.append("command-region-events", _prof.command_region_event(
+                flags=_prof.REGION_FLAG_COMMAND_BUFFER | (
+                    _prof.REGION_FLAG_TERMINAL if last else _prof.REGION_FLAG_HAS_NEXT_REGION),
+                submission_id=operation.submission, command_buffer_id=operation.command_buffer_id,
+                epoch=number + 1, index=number, dispatch_count=dispatches, tile_count=tiles,
+                start_host_time_ns=start, end_host_time_ns=end,
+                next_index=-1 if last else number + 1,
+                next_tile_count=0 if last else finished[i + 1][3],
+                worker_count=self._profile_worker_count), _prof.COMMAND_REGION_EVENT_ID)
+
+    def _dispatch_profiled(self, command: DispatchCommand, binding_table):
+        """Runs one dispatch; returns (its workgroup count, the summed time of its workgroups in
+        ns, or None when only the span is known)."""
+        self._dispatch(command, binding_table)
+        return tuple(command.workgroup_count or (0, 0, 0)), None
 
     # -- command execution --------------------------------------------------------------------
     def _execute(self, command_buffer: CommandBuffer, binding_table) -> None:
@@ -201,25 +486,98 @@ class HostQueueDevice(Device):
                 self._dispatch(command, binding_table)
             elif isinstance(command, ExecutionBarrierCommand):
                 pass  # inline execution is already ordered
-            elif isinstance(command, FillCommand):
-                buffer, offset, length = resolve_ref(command.target, binding_table)
-                if offset % len(command.pattern) or length % len(command.pattern):
-                    raise HalError("fill range is not aligned to the pattern length",
-                                   status="INVALID_ARGUMENT")
-                fill_bytes(buffer.map_bytes(MemoryAccess.WRITE, offset, length), command.pattern)
-            elif isinstance(command, UpdateCommand):
-                buffer, offset, length = resolve_ref(command.target, binding_table)
-                buffer.write(offset, command.source[:length])
-            elif isinstance(command, CopyCommand):
-                src, src_offset, dst, dst_offset, length = resolve_copy(command, binding_table)
-                dst.copy_from(src, src_offset, dst_offset, length)
-            elif isinstance(command, CollectiveCommand):
-                raise HalError("collectives are not supported on this device",
-                               status="UNIMPLEMENTED")
-            elif isinstance(command, (DebugGroupCommand, AdviseBufferCommand)):
-                pass
             else:
-                raise HalError(f"unknown command {type(command).__name__}", status="INTERNAL")
+                self._run_command(command, binding_table)
+
+    def _run_command(self, command, binding_table) -> None:
+        """One command other than a dispatch."""
+        if isinstance(command, ExecutionBarrierCommand):
+            pass
+        elif isinstance(command, FillCommand):
+            buffer, offset, length = resolve_ref(command.target, binding_table)
+            if offset % len(command.pattern) or length % len(command.pattern):
+                raise HalError("fill range is not aligned to the pattern length",
+                               status="INVALID_ARGUMENT")
+            fill_bytes(buffer.map_bytes(MemoryAccess.WRITE, offset, length), command.pattern)
+        elif isinstance(command, UpdateCommand):
+            buffer, offset, length = resolve_ref(command.target, binding_table)
+            buffer.write(offset, command.source[:length])
+        elif isinstance(command, CopyCommand):
+            src, src_offset, dst, dst_offset, length = resolve_copy(command, binding_table)
+            dst.copy_from(src, src_offset, dst_offset, length)
+        elif isinstance(command, CollectiveCommand):
+            raise HalError("collectives are not supported on this device",
+                           status="UNIMPLEMENTED")
+        elif isinstance(command, (DebugGroupCommand, AdviseBufferCommand)):
+            pass
+        elif isinstance(command, DispatchCommand):
+            self._dispatch(command, binding_table)
+        else:
+            raise HalError(f"unknown command {type(command).__name__}", status="INTERNAL")
 
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
         raise HalError(f"device '{self.identifier}' cannot run dispatches", status="UNIMPLEMENTED")
+
+
+class _ProfiledOp:
+    """The queue operation being recorded (what its work adds events under)."""
+
+    __slots__ = ("submission", "command_buffer_id", "wait_count", "allocation_id")
+
+    def __init__(self, submission: int, command_buffer_id: int, wait_count: int):
+        self.submission = submission
+        self.command_buffer_id = command_buffer_id
+        self.wait_count = wait_count
+        self.allocation_id = 0
+
+
+def _prof_command_operations(command_buffer, command_buffer_id: int, recorder):
+    """The command-operations records of a command buffer (linear: no block structure)."""
+    import numpy as np
+
+    from amdgpu_cli.profile.writer import records
+
+    commands = command_buffer.commands
+    ops = records("command-operations", len(commands), command_buffer_id=command_buffer_id,
+                  command_index=np.arange(len(commands)))
+    for i, command in enumerate(commands):
+        row = ops[i]
+        if isinstance(command, DispatchCommand):
+            flags = 0
+            if command.workgroup_count_ref is not None:
+                flags |= 2  # INDIRECT_PARAMETERS
+            if any(ref.buffer is None for ref in command.bindings):
+                flags |= 4  # DYNAMIC_BINDINGS
+            if any(ref.buffer is not None for ref in command.bindings):
+                flags |= 8  # STATIC_BINDINGS
+            export = command.executable.exports[command.entry_point]
+            row["type"] = _prof.CommandOp.DISPATCH
+            row["flags"] = flags
+            row["executable_id"] = recorder.executable_id(command.executable)
+            row["function_ordinal"] = command.entry_point
+            row["binding_count"] = len(command.bindings)
+            row["workgroup_count"] = tuple(command.workgroup_count or (0, 0, 0))
+            row["workgroup_size"] = tuple(export.workgroup_size)
+        elif isinstance(command, ExecutionBarrierCommand):
+            row["type"] = _prof.CommandOp.BARRIER
+            row["flags"] = 1  # EXECUTION_BARRIER
+        elif isinstance(command, FillCommand):
+            row["type"] = _prof.CommandOp.FILL
+            _ref_fields(row, "target", command.target)
+        elif isinstance(command, UpdateCommand):
+            row["type"] = _prof.CommandOp.UPDATE
+            _ref_fields(row, "target", command.target)
+        elif isinstance(command, CopyCommand):
+            row["type"] = _prof.CommandOp.COPY
+            _ref_fields(row, "source", command.source)
+            _ref_fields(row, "target", command.target)
+            row["length"] = command.target.length if command.target.length >= 0 else 0
+    return ops
+
+
+def _ref_fields(row, side: str, ref) -> None:
+    row[f"{side}_offset"] = ref.offset
+    if ref.length >= 0:
+        row["length"] = ref.length
+    if ref.buffer is None:
+        row[f"{side}_ordinal"] = ref.slot

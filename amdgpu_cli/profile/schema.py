@@ -399,13 +399,8 @@ class Flags:
     TRACE_COMMAND_OPERATION = 1 << 1
 
 
-# --profiling mode families (flag bits match IREE's HAL).
-PROFILING_FAMILIES = {
-    "queue-events": 1 << 0, "host-execution": 1 << 1, "device-queue-events": 1 << 2,
-    "dispatch-events": 1 << 3, "counters": 1 << 4, "executable-metadata": 1 << 5,
-    "executable-traces": 1 << 6, "memory-events": 1 << 7, "device-metrics": 1 << 8,
-    "command-region-events": 1 << 9, "counter-ranges": 1 << 10, "pmc-ranges": 1 << 10,
-}
+# --device_profiling_mode families (flag bits match IREE's HAL).
+from amdgpu_cli.hal.profiling import FAMILY_NAMES as PROFILING_FAMILIES  # noqa: E402
 
 BUILTIN_METRIC_NAMES = {
     1: "clock.compute.current", 2: "clock.memory.current", 3: "temperature.edge",

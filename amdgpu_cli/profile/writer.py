@@ -110,13 +110,18 @@ class FileSink(ProfileSink):
     the end". The sink does not own the stream: `close()` only flushes it.
     """
 
-    def __init__(self, stream: BinaryIO):
+    def __init__(self, stream: BinaryIO, *, flush_records: bool = False):
         self._stream = stream
+        # flush_records: every record reaches the file in one write as it is made (a streaming
+        # capture: a killed producer leaves whole records only).
+        self._flush_records = flush_records
         self._seekable = _seekable(stream)
         self._base = stream.tell() if self._seekable else 0
         self._offset = schema.FILE_HEADER.itemsize
         self._closed = False
         stream.write(_file_header(0))
+        if flush_records:
+            stream.flush()
 
     @property
     def offset(self) -> int:
@@ -169,9 +174,9 @@ class FileSink(ProfileSink):
         h["session_status_code"] = status_code if record_type == RecordType.SESSION_END else 0
         h["record_type"] = record_type
         offset = self._offset
-        for piece in (h.tobytes(), content_type, name, payload):
-            if piece:
-                self._stream.write(piece)
+        self._stream.write(b"".join((h.tobytes(), content_type, name, payload)))
+        if self._flush_records:
+            self._stream.flush()
         self._offset += int(h["record_length"][0])
         return offset
 
@@ -181,6 +186,8 @@ class FileSink(ProfileSink):
         self._stream.seek(self._base)
         self._stream.write(_file_header(self._offset))
         self._stream.seek(self._base + self._offset)
+        if self._flush_records:
+            self._stream.flush()
 
     def close(self) -> None:
         if not self._closed:

@@ -52,6 +52,7 @@ from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
 if TYPE_CHECKING:
     from amdgpu_cli.tooling.expected import Equality
+    from amdgpu_cli.tooling.profiling import ProfilingFlags
 
 __all__ = ["DEFAULT_DEVICE", "RunOptions", "RunResult", "Session", "from_vm", "run",
            "select_function", "to_vm"]
@@ -66,14 +67,15 @@ class RunOptions:
     {"amdgpu": {"libhsa_search_paths": [...]}}; see DriverRegistry.with_options)."""
 
     __slots__ = ("modules", "devices", "function", "inputs", "outputs", "expected_outputs",
-                 "output_max_element_count", "equality", "driver_options")
+                 "output_max_element_count", "equality", "driver_options", "profiling")
 
     def __init__(self, modules: list[str], devices: list[str] | None = None, function: str = "",
                  inputs: list[str] | None = None, outputs: list[str] | None = None,
                  expected_outputs: list[str] | None = None,
                  output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT,
                  equality: Equality | None = None,
-                 driver_options: dict[str, dict[str, object]] | None = None):
+                 driver_options: dict[str, dict[str, object]] | None = None,
+                 profiling: ProfilingFlags | None = None):
         self.modules = modules
         self.devices = [] if devices is None else devices
         self.function = function
@@ -83,6 +85,7 @@ class RunOptions:
         self.output_max_element_count = output_max_element_count
         self.equality = equality
         self.driver_options = {} if driver_options is None else driver_options
+        self.profiling = profiling  # --device_profiling_* / --print_device_statistics
 
 
 class RunResult:
@@ -310,6 +313,11 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         raise AmdgpuCliError("only one --module= per run is supported", status="UNIMPLEMENTED")
     # Output paths are checked before any work: a directory or a missing folder fails now.
     targets = output_targets(options.outputs) if options.outputs else None
+    capture = None
+    if options.profiling is not None and options.profiling.requested:
+        from amdgpu_cli.tooling.profiling import Capture
+
+        capture = Capture.from_flags(options.profiling)  # flags and the output path, checked now
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
         session = Session(options.modules[-1], options.devices, registry=registry)
@@ -327,6 +335,11 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
             return _annotate(e, f"`{declaration}`") if declaration else e
 
         arg_chars, res_chars = session.cconv(function)
+        if capture is not None:
+            try:
+                capture.check(session.devices)
+            except AmdgpuCliError as e:
+                raise fail(e, "beginning device profiling") from None
         try:
             inputs = parse_inputs(options.inputs, arg_chars)
             vm_args = [to_vm(v, ch, session.device) for v, ch in zip(inputs, arg_chars)]
@@ -334,13 +347,29 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
             raise fail(e, "parsing function inputs") from None
         out.write(f"EXEC @{function}\n")
         out.flush()
+        if capture is not None:  # IREE begins profiling just before the call
+            try:
+                capture.begin(session.devices)
+            except AmdgpuCliError as e:
+                raise fail(e, "beginning device profiling") from None
         try:
             if len(vm_args) != len(arg_chars):
                 raise VmTrap(f"input list and function mismatch; expected {len(arg_chars)} "
                              f"arguments but passed {len(vm_args)}", status="INVALID_ARGUMENT")
             vm_results = session.context.call(function, vm_args)
         except AmdgpuCliError as e:
+            if capture is not None:
+                capture.abort()
             raise fail(e, f"invoking function '{function}'") from None
+        except BaseException:
+            if capture is not None:
+                capture.abort()
+            raise
+        if capture is not None:
+            try:
+                capture.end()
+            except AmdgpuCliError as e:
+                raise fail(e, "ending device profiling") from None
         try:
             results = [from_vm(v, ch, session.device) for v, ch in zip(vm_results, res_chars)]
         except AmdgpuCliError as e:

@@ -154,6 +154,7 @@ typedef struct {
     uint32_t workgroup_id_z;
     uint64_t workgroups_run;
     uint32_t step;           /* lx_program_run: the failing step */
+    uint64_t tile_ns;        /* lx_dispatch with `timed`: workgroup run times summed over workers */
 } lx_dispatch_result_t;
 
 /* One dispatch of a program (see lx_program_run). */
@@ -203,7 +204,7 @@ uint32_t lx_pool_size(const lx_pool_t* pool);
 
 int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
                 void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
-                uint32_t local_memory_size, lx_dispatch_result_t* out);
+                uint32_t local_memory_size, lx_dispatch_result_t* out, int timed);
 
 int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
                    uint32_t step_count, const lx_step_binding_t* bindings,
@@ -334,8 +335,12 @@ typedef struct {
     uint64_t run;        /* atomic: workgroups completed */
     uint32_t workers;    /* atomic: threads that ran at least one workgroup */
     int32_t failed;      /* atomic: set once by the first failing worker */
+    int32_t timed;       /* time every workgroup (a profiled dispatch) */
+    uint64_t tile_ns;    /* atomic: summed workgroup times when timed */
     lx_dispatch_result_t error;
 } lx_job_t;
+
+static uint64_t lx_now_ns(void);
 
 static void lx_fail(lx_job_t* job, int32_t status, const iree_hal_executable_workgroup_state_v0_t* wg) {
     int32_t expected = 0;
@@ -359,7 +364,7 @@ static void lx_run_worker_body(lx_job_t* job, uint32_t worker) {
     wg.local_memory_size = job->local_memory_size;
     void* arena = NULL;
     const uint64_t cx = s->workgroup_count_x, cy = s->workgroup_count_y;
-    uint64_t done = 0;
+    uint64_t done = 0, tile_ns = 0;
     for (;;) {
         if (__atomic_load_n(&job->failed, __ATOMIC_RELAXED)) break;
         uint64_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
@@ -374,10 +379,13 @@ static void lx_run_worker_body(lx_job_t* job, uint32_t worker) {
         wg.workgroup_id_x = (uint32_t)(i % cx);
         wg.workgroup_id_y = (uint32_t)((i / cx) % cy);
         wg.workgroup_id_z = (uint16_t)(i / (cx * cy));
+        uint64_t started = job->timed ? lx_now_ns() : 0;
         int rc = job->fn(job->env, s, &wg);
+        if (job->timed) tile_ns += lx_now_ns() - started;
         if (rc != 0) { lx_fail(job, rc, &wg); break; }
         ++done;
     }
+    if (tile_ns) __atomic_fetch_add(&job->tile_ns, tile_ns, __ATOMIC_RELAXED);
     if (done) {
         __atomic_fetch_add(&job->run, done, __ATOMIC_RELAXED);
         __atomic_fetch_add(&job->workers, 1, __ATOMIC_RELAXED);
@@ -561,9 +569,11 @@ uint32_t lx_pool_size(const lx_pool_t* pool) { return pool ? pool->worker_count 
  * ran workgroups. */
 static int lx_run_job(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
                       void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
-                      uint32_t local_memory_size, lx_dispatch_result_t* out, uint32_t* workers) {
+                      uint32_t local_memory_size, lx_dispatch_result_t* out, uint32_t* workers,
+                      int timed) {
     lx_job_t job;
     memset(&job, 0, sizeof(job));
+    job.timed = timed;
     job.env = env;
     job.fn = (iree_hal_executable_dispatch_v0_t)dispatch_fn;
     job.state = state;
@@ -580,6 +590,7 @@ static int lx_run_job(lx_pool_t* pool, const iree_hal_executable_environment_v0_
     }
     *out = job.error;
     out->workgroups_run = job.run;
+    out->tile_ns = job.tile_ns;
     *workers = job.workers;
     return job.error.status;
 }
@@ -593,10 +604,11 @@ static int lx_pool_lock(lx_pool_t* pool) {
 
 int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env,
                 void* dispatch_fn, const iree_hal_executable_dispatch_state_v0_t* state,
-                uint32_t local_memory_size, lx_dispatch_result_t* out) {
+                uint32_t local_memory_size, lx_dispatch_result_t* out, int timed) {
     int locked = lx_pool_lock(pool);
     uint32_t workers;
-    int status = lx_run_job(pool, env, dispatch_fn, state, local_memory_size, out, &workers);
+    int status = lx_run_job(pool, env, dispatch_fn, state, local_memory_size, out, &workers,
+                            timed);
     if (locked) pthread_mutex_unlock(&pool->run_lock);
     out->step = 0;
     return status;
@@ -659,7 +671,7 @@ int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
         uint32_t workers;
         uint64_t start = lx_now_ns();
         status = lx_run_job(step_pool, step->environment, step->function, &state,
-                            step->local_memory_size, out, &workers);
+                            step->local_memory_size, out, &workers, 0);
         uint64_t serial = (lx_now_ns() - start) * (workers ? workers : 1);
         __atomic_store_n(&step->cost_ns, serial > UINT32_MAX ? UINT32_MAX : (uint32_t)serial,
                          __ATOMIC_RELAXED);

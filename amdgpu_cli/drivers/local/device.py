@@ -35,16 +35,23 @@ from __future__ import annotations
 import platform
 import struct
 import sys
+import weakref
 
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.hal.buffer import Buffer
+from amdgpu_cli.hal.allocator import HostAllocator
+from amdgpu_cli.hal.buffer import Buffer, allocated_buffer
 from amdgpu_cli.hal.command_buffer import CommandBuffer, DispatchCommand, resolve_ref
 from amdgpu_cli.hal.device import HostQueueDevice
-from amdgpu_cli.hal.enums import CommandBufferMode, DispatchFlags, HalError, MemoryAccess
+from amdgpu_cli.hal.enums import (BufferCompatibility, CommandBufferMode, DispatchFlags, HalError,
+                                  MemoryAccess)
 from amdgpu_cli.hal.executable import Executable, ExecutableCache, ExportInfo
+from amdgpu_cli.hal.profiling import (MEMORY_EVENT_ID, MEMORY_FLAG_POOL_RESERVATION,
+                                      MEMORY_FLAG_POOL_STATS, MEMORY_FLAG_QUEUE_OPERATION, Family,
+                                      MemoryEvent, Op, memory_event, now_ns)
 
 from .executable import (BINDING_ALIGNMENT, LocalExecutable, PreparedDispatch, WorkerPool,
                          default_pool)
+from .pool import TransientPool
 from .program import ReplayProgram
 
 # IREE_ARCH spellings of the machines the embedded-ELF loader can run on (elf_loader: x86_64 only).
@@ -65,6 +72,11 @@ X86_64_CPU_FEATURES = {
 }
 
 _cpu_data: tuple[int, ...] | None = None
+
+_U32_MAX = 0xFFFFFFFF
+# A pool event's flags: QUEUE_OPERATION | POOL_RESERVATION | POOL_STATS.
+_POOL_EVENT_FLAGS = (MEMORY_FLAG_QUEUE_OPERATION | MEMORY_FLAG_POOL_RESERVATION
+                     | MEMORY_FLAG_POOL_STATS)
 
 _CUSTOM_DIRECT_ARGUMENTS = int(DispatchFlags.CUSTOM_DIRECT_ARGUMENTS)
 _ONE_SHOT = int(CommandBufferMode.ONE_SHOT)
@@ -271,6 +283,10 @@ class LocalDevice(HostQueueDevice):
             self._own_pool = True
         self._executables: list = []
         self._cache = LocalExecutableCache(self, "default")
+        # local-task: queue allocations come from a transient pool, and a profile records what
+        # IREE's local-task device does (command-buffer metadata and regions, pool events).
+        self._transients = None if self.serial else TransientPool()
+        self._profile_command_buffers = not self.serial
 
     # -- properties -----------------------------------------------------------------------------
     @property
@@ -310,6 +326,88 @@ class LocalDevice(HostQueueDevice):
             return True, (cpu_data()[word] >> bit) & 1
         return False, 0
 
+    @property
+    def _profile_worker_count(self) -> int:
+        return self.worker_count
+
+    # -- transient allocations (local-task) -----------------------------------------------------
+    def queue_alloca(self, queue_affinity, wait, signal, memory_type, usage, byte_length, pool=0,
+                     flags=0):
+        if self._transients is None:
+            return super().queue_alloca(queue_affinity, wait, signal, memory_type, usage,
+                                        byte_length, pool, flags)
+        if pool != 0:
+            raise HalError(f"allocation pool {pool} is not supported", status="UNIMPLEMENTED")
+        if self.profiler is not None:
+            return self._profiled(Op.ALLOCA, queue_affinity, wait, signal, self._pool_alloca,
+                                  (memory_type, usage, byte_length), payload_length=byte_length)
+        return self._submit(queue_affinity, wait, signal, self._pool_alloca, memory_type, usage,
+                            byte_length)
+
+    def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
+        if self._transients is None:
+            return super().queue_dealloca(queue_affinity, wait, signal, buffer, flags)
+        if self.profiler is not None:
+            return self._profiled(Op.DEALLOCA, queue_affinity, wait, signal, self._pool_dealloca,
+                                  (buffer,), payload_length=buffer.byte_length)
+        return self._submit(queue_affinity, wait, signal, self._pool_dealloca, buffer)
+
+    def _pool_alloca(self, memory_type, usage, byte_length):
+        if byte_length < 0:
+            raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
+        allocator = self._allocator
+        compatibility, memory_type, usage = HostAllocator._query(memory_type, usage)
+        if not compatibility & BufferCompatibility.ALLOCATABLE:
+            raise HalError("allocator cannot allocate a buffer with the given parameters",
+                           status="INVALID_ARGUMENT")
+        pool = self._transients
+        reservation = pool.reserve(byte_length)
+        buffer = allocated_buffer(pool.storage(reservation, byte_length), reservation.address,
+                                  memory_type, usage, allocator)
+        allocator._record_allocation(buffer)
+        buffer._transient = reservation
+        reservation.finalizer = weakref.finalize(buffer, pool.release, reservation)
+        recorder = self.profiler
+        if recorder is not None:
+            operation = self._profile_op
+            reservation.profile_id = operation.allocation_id = recorder.next_allocation_id()
+            if recorder.families & Family.MEMORY_EVENTS:
+                self._pool_events(recorder, operation, reservation, buffer, (
+                    (MemoryEvent.POOL_RESERVE, reservation.length),
+                    (MemoryEvent.POOL_MATERIALIZE, reservation.length),
+                    (MemoryEvent.QUEUE_ALLOCA, byte_length)),
+                    result=1 if reservation.fresh else 0)
+        return buffer
+
+    def _pool_dealloca(self, buffer) -> None:
+        reservation = getattr(buffer, "_transient", None)
+        if reservation is None or reservation.released:
+            return  # not a queue allocation of this device: nothing to give back
+        recorder = self.profiler
+        if reservation.finalizer is not None:
+            reservation.finalizer.detach()
+        self._transients.release(reservation)
+        if recorder is not None:
+            operation = self._profile_op
+            operation.allocation_id = reservation.profile_id
+            if recorder.families & Family.MEMORY_EVENTS:
+                self._pool_events(recorder, operation, reservation, buffer, (
+                    (MemoryEvent.QUEUE_DEALLOCA, reservation.length),
+                    (MemoryEvent.POOL_RELEASE, reservation.length)),
+                    frontier=operation.wait_count)
+
+    def _pool_events(self, recorder, operation, reservation, buffer, events, *,
+                     result=_U32_MAX, frontier=0) -> None:
+        stats = self._transients.stats()
+        for event_type, length in events:
+            recorder.append("memory-events", memory_event(
+                event_type, flags=_POOL_EVENT_FLAGS, result=result, host_time_ns=now_ns(),
+                allocation_id=reservation.profile_id, pool_id=id(self._transients),
+                backing_id=reservation.address, submission_id=operation.submission,
+                frontier_entry_count=frontier, memory_type=buffer._memory_type,
+                buffer_usage=buffer._allowed_usage, offset=reservation.offset, length=length,
+                alignment=1, pool_stats=stats), MEMORY_EVENT_ID)
+
     # -- dispatch -------------------------------------------------------------------------------
     def _execute(self, command_buffer: CommandBuffer, binding_table) -> None:
         """All dispatches in one native call (ReplayProgram) when the buffer and this binding
@@ -331,6 +429,14 @@ class LocalDevice(HostQueueDevice):
         super()._execute(command_buffer, binding_table)
 
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
+        self._run_dispatch(command, binding_table, False)
+
+    def _dispatch_profiled(self, command: DispatchCommand, binding_table):
+        return self._run_dispatch(command, binding_table, True)
+
+    def _run_dispatch(self, command: DispatchCommand, binding_table, timed: bool):
+        """Runs one dispatch; with `timed`, returns (its workgroup count, its workgroups' summed
+        run time in ns)."""
         executable = command.executable
         if not isinstance(executable, LocalHalExecutable):
             raise HalError(f"executable {executable!r} was not loaded by a local device",
@@ -361,10 +467,12 @@ class LocalDevice(HostQueueDevice):
             resolved.append((buffer, offset, length))
 
         if not workgroup_count[0] or not workgroup_count[1] or not workgroup_count[2]:
-            return  # an empty grid runs nothing (IREE's workgroup loops do not iterate)
+            # an empty grid runs nothing (IREE's workgroup loops do not iterate)
+            return (tuple(workgroup_count), 0) if timed else None
         addresses, lengths, keep_alive, write_back = _binding_addresses(resolved)
         try:
-            prepared.run(workgroup_count, addresses, lengths, serial=self.serial)
+            ran = prepared.run(workgroup_count, addresses, lengths, serial=self.serial,
+                               timed=timed)
         except HalError:
             raise
         except AmdgpuCliError as error:
@@ -372,6 +480,9 @@ class LocalDevice(HostQueueDevice):
         del keep_alive  # the bindings' memory stayed referenced until the kernel returned
         for target, staged in write_back:
             target[...] = staged
+        if timed:
+            return tuple(workgroup_count), ran[1]
+        return None
 
     # -- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:

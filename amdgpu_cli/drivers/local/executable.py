@@ -270,8 +270,10 @@ class LocalExecutable:
         return PreparedDispatch(self, plan, constants)
 
     def _launch(self, plan: _ExportPlan, size, count, constants, constant_count: int,
-                binding_count: int, pointers, lengths, serial: bool, *keep_alive) -> int:
-        """Run `plan` over the grid; `constants` is a uint32_t[] of `constant_count` values."""
+                binding_count: int, pointers, lengths, serial: bool, *keep_alive,
+                timed: bool = False):
+        """Run `plan` over the grid; `constants` is a uint32_t[] of `constant_count` values.
+        Returns the workgroups run, or with `timed` (workgroups, their summed run time in ns)."""
         pool = None if serial or plan.sequential else (self._pool or default_pool())
         state = ffi.new("iree_hal_executable_dispatch_state_v0_t*")
         state.workgroup_size_x, state.workgroup_size_y, state.workgroup_size_z = size
@@ -284,10 +286,13 @@ class LocalExecutable:
         state.binding_lengths = lengths
         result = ffi.new("lx_dispatch_result_t*")
         status = lib.lx_dispatch(pool.handle if pool is not None else ffi.NULL, self._library.environment,
-                                 plan.function, state, plan.local_memory_size, result)
+                                 plan.function, state, plan.local_memory_size, result,
+                                 1 if timed else 0)
         if status:
             raise dispatch_failure(plan, status, result)
         del keep_alive
+        if timed:
+            return int(result.workgroups_run), int(result.tile_ns)
         return int(result.workgroups_run)
 
     # -- lifetime ---------------------------------------------------------------------------
@@ -348,11 +353,12 @@ class PreparedDispatch:
         step.first_binding = first_binding
 
     def run(self, workgroup_count: Sequence[int], addresses: list[int], lengths: list[int], *,
-            serial: bool = False) -> int:
+            serial: bool = False, timed: bool = False):
         """Run over `workgroup_count` (x, y, z); `addresses` / `lengths` are the bindings'
         64-byte-aligned base addresses and byte sizes (an empty binding still has its
         address), as many as the export declares. The caller checked each range against its
-        buffer and keeps the memory alive meanwhile. Returns the workgroups run."""
+        buffer and keeps the memory alive meanwhile. Returns the workgroups run (with `timed`:
+        and their summed run time in ns, for profiling)."""
         executable = self._executable
         if executable._library.closed:
             raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
@@ -365,4 +371,5 @@ class PreparedDispatch:
         pointer_array = ffi.new("uintptr_t[]", addresses or [0])
         return executable._launch(plan, plan.size, (x, y, z), self._constants, self._constant_count,
                                   len(addresses), ffi.cast("void**", pointer_array),
-                                  ffi.new("size_t[]", lengths or [0]), serial, pointer_array)
+                                  ffi.new("size_t[]", lengths or [0]), serial, pointer_array,
+                                  timed=timed)
