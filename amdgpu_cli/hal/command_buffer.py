@@ -157,6 +157,7 @@ class CommandBuffer:
         # A driver's replay form of the ended buffer, as (device, form): built on its first
         # execution, reused by every later one (see drivers/local/program.py).
         self.replay: tuple | None = None
+        self.profile_id = 0  # numbered by the device that made it (Device.create_command_buffer)
 
     def __repr__(self) -> str:
         return (f"<CommandBuffer {self.state.value} {len(self.commands)} commands "

@@ -81,7 +81,12 @@ class Device(abc.ABC):
 
     def create_command_buffer(self, mode: int, categories: int, queue_affinity: int = -1,
                               binding_capacity: int = 0) -> CommandBuffer:
-        return CommandBuffer(self, mode, categories, queue_affinity, binding_capacity)
+        command_buffer = CommandBuffer(self, mode, categories, queue_affinity, binding_capacity)
+        # Profile ids count the device's command buffers from 1, whether a capture is open or
+        # not (IREE's local devices number them at creation).
+        self._command_buffer_count = command_buffer.profile_id = \
+            getattr(self, "_command_buffer_count", 0) + 1
+        return command_buffer
 
     # -- queue operations (wait fence, signal fence may be None) ----------------------------------
     @abc.abstractmethod
@@ -401,7 +406,7 @@ class HostQueueDevice(Device):
                 command_categories=int(command_buffer.categories),
                 queue_affinity=int(command_buffer.queue_affinity) & 0xFFFFFFFFFFFFFFFF,
                 physical_device_ordinal=0))
-            operations = _prof_command_operations(command_buffer, command_buffer_id, recorder)
+            operations = command_operation_records(command_buffer, command_buffer_id, recorder)
             recorder.write("command-operations", operations)
         for executable in executables:
             self._profile_executable(recorder, executable)
@@ -531,7 +536,7 @@ class _ProfiledOp:
         self.allocation_id = 0
 
 
-def _prof_command_operations(command_buffer, command_buffer_id: int, recorder):
+def command_operation_records(command_buffer, command_buffer_id: int, recorder):
     """The command-operations records of a command buffer (linear: no block structure)."""
     import numpy as np
 
@@ -576,8 +581,13 @@ def _prof_command_operations(command_buffer, command_buffer_id: int, recorder):
 
 
 def _ref_fields(row, side: str, ref) -> None:
+    """A transfer's buffer reference: offset, length, binding slot when indirect, and the
+    STATIC_BINDINGS (direct) / DYNAMIC_BINDINGS (binding table) flag."""
     row[f"{side}_offset"] = ref.offset
     if ref.length >= 0:
         row["length"] = ref.length
     if ref.buffer is None:
         row[f"{side}_ordinal"] = ref.slot
+        row["flags"] |= 4  # DYNAMIC_BINDINGS
+    else:
+        row["flags"] |= 8  # STATIC_BINDINGS

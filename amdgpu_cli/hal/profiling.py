@@ -151,6 +151,18 @@ class CaptureFilter(NamedTuple):
             v is None for v in (self.command_buffer, self.command_index, self.physical_device,
                                 self.queue))
 
+    def matches(self, function_name: str, command_buffer_id: int, command_index: int,
+                physical_device_ordinal: int, queue_ordinal: int) -> bool:
+        """Whether a dispatch is selected (every filter given must match; the function filter is
+        a glob over the export name)."""
+        import fnmatch
+
+        if self.function and not fnmatch.fnmatchcase(function_name, self.function):
+            return False
+        return all(want is None or want == have for want, have in (
+            (self.command_buffer, command_buffer_id), (self.command_index, command_index),
+            (self.physical_device, physical_device_ordinal), (self.queue, queue_ordinal)))
+
     @classmethod
     def from_flags(cls, function: str = "", command_buffer: int = -1, command_index: int = -1,
                    physical_device: int = -1, queue: int = -1) -> "CaptureFilter":
@@ -281,7 +293,6 @@ class Recorder:
         self._next_executable_id = 1
         self._next_command_buffer_id = 1
         self._next_submission_id = 1
-        self._next_allocation_id = 1
         self._ended = False
         self.error: BaseException | None = None  # the first sink failure (reported at end)
 
@@ -290,12 +301,6 @@ class Recorder:
         submission = self._next_submission_id
         self._next_submission_id = submission + 1
         return submission
-
-    def next_allocation_id(self) -> int:
-        """Profile ids of queue allocations (pool reservations), from 1 per session."""
-        allocation = self._next_allocation_id
-        self._next_allocation_id = allocation + 1
-        return allocation
 
     def ring(self, suffix: str) -> EventRing:
         ring = self.rings.get(suffix)
@@ -351,13 +356,15 @@ class Recorder:
         return executable_id
 
     def command_buffer_id(self, command_buffer) -> tuple[int, bool]:
-        """(its profile id, True when this is its first submission): ids count from 1 per
-        session in order of first submission."""
+        """(its profile id, True when this is its first submission in this session): the id
+        its device gave it at creation (`profile_id`), else one counted from 1 per session."""
         known = self._command_buffers.get(command_buffer)
         if known is not None:
             return known, False
-        command_buffer_id = self._next_command_buffer_id
-        self._next_command_buffer_id += 1
+        command_buffer_id = getattr(command_buffer, "profile_id", 0)
+        if not command_buffer_id:
+            command_buffer_id = self._next_command_buffer_id
+            self._next_command_buffer_id += 1
         self._command_buffers[command_buffer] = command_buffer_id
         return command_buffer_id, True
 

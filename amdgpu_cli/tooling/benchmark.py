@@ -46,13 +46,14 @@ class BenchmarkOptions:
 
     __slots__ = ("modules", "devices", "function", "inputs", "driver_options", "batch_size",
                  "repetitions", "min_time", "min_warmup_time", "time_unit",
-                 "report_aggregates_only", "display_aggregates_only")
+                 "report_aggregates_only", "display_aggregates_only", "profiling")
 
     def __init__(self, *, modules: Sequence[str], devices: Sequence[str] = (), function: str = "",
                  inputs: Sequence[str] = (), driver_options: dict | None = None,
                  batch_size: int = 1, repetitions: int = 1, min_time: str = "0.5s",
                  min_warmup_time: float = 0.0, time_unit: str | None = None,
-                 report_aggregates_only: bool = False, display_aggregates_only: bool = False):
+                 report_aggregates_only: bool = False, display_aggregates_only: bool = False,
+                 profiling=None):
         self.modules = list(modules)
         self.devices = list(devices)
         self.function = function
@@ -73,6 +74,7 @@ class BenchmarkOptions:
         self.time_unit = time_unit or "ms"
         self.report_aggregates_only = report_aggregates_only
         self.display_aggregates_only = display_aggregates_only
+        self.profiling = profiling  # tooling.profiling.ProfilingFlags or None
 
 
 def parse_min_time(text: str) -> float | int:
@@ -123,12 +125,24 @@ def benchmark_functions(module, name: str, cconv: Callable[[str], tuple[str, str
             if not e.name.startswith("__") and "$" not in e.name and not cconv(e.name)[0]]
 
 
-def _timed(call: Callable[[], object], passes: int) -> tuple[float, float]:
-    """(wall seconds, process CPU seconds) of `passes` calls."""
-    cpu0, wall0 = time.process_time(), time.perf_counter()
+def _timed(call: Callable[[], object], passes: int, flush: Callable[[], None] | None = None
+           ) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds) of `passes` calls. With `flush` (a profile capture),
+    it runs after every call with the timer paused, as iree-benchmark-module flushes profiling
+    after every iteration."""
+    if flush is None:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for _ in range(passes):
+            call()
+        return time.perf_counter() - wall0, time.process_time() - cpu0
+    wall = cpu = 0.0
     for _ in range(passes):
+        cpu0, wall0 = time.process_time(), time.perf_counter()
         call()
-    return time.perf_counter() - wall0, time.process_time() - cpu0
+        wall += time.perf_counter() - wall0
+        cpu += time.process_time() - cpu0
+        flush()
+    return wall, cpu
 
 
 def _passes(iterations: int, batch: int) -> tuple[int, int]:
@@ -137,14 +151,14 @@ def _passes(iterations: int, batch: int) -> tuple[int, int]:
     return calls, calls * batch
 
 
-def find_iterations(call: Callable[[], object], min_time: float, batch: int
-                    ) -> tuple[int, float, float]:
+def find_iterations(call: Callable[[], object], min_time: float, batch: int,
+                    flush: Callable[[], None] | None = None) -> tuple[int, float, float]:
     """Google Benchmark's search for an iteration count lasting `min_time` seconds of wall time;
     returns the final run's (iterations, wall, cpu)."""
     iterations = 1
     while True:
         calls, counted = _passes(iterations, batch)
-        wall, cpu = _timed(call, calls)
+        wall, cpu = _timed(call, calls, flush)
         if counted >= MAX_ITERATIONS or wall >= min_time:
             return counted, wall, cpu
         multiplier = min_time * 1.4 / max(wall, 1e-9)
@@ -154,24 +168,27 @@ def find_iterations(call: Callable[[], object], min_time: float, batch: int
 
 
 def measure(call: Callable[[], object], options: BenchmarkOptions, name: str,
-            progress: Callable[[str], None] | None = None) -> list[Run]:
-    """The repetitions of one benchmark (plus its aggregates) as report rows."""
+            progress: Callable[[str], None] | None = None,
+            flush: Callable[[], None] | None = None) -> list[Run]:
+    """The repetitions of one benchmark (plus its aggregates) as report rows; `flush` runs after
+    every call, untimed (profiling)."""
     scale = TIME_UNITS[options.time_unit]
     full = f"BM_{name}/process_time/real_time"
     if options.min_warmup_time > 0:
-        find_iterations(call, options.min_warmup_time, options.batch_size)
+        find_iterations(call, options.min_warmup_time, options.batch_size, flush)
     rows: list[Run] = []
     iterations = None
     for index in range(options.repetitions):
         if progress is not None:
             progress(f"{full}: repetition {index + 1} of {options.repetitions}")
         if iterations is not None:
-            wall, cpu = _timed(call, _passes(iterations, options.batch_size)[0])
+            wall, cpu = _timed(call, _passes(iterations, options.batch_size)[0], flush)
         elif isinstance(options.min_time, int):
             calls, iterations = _passes(options.min_time, options.batch_size)
-            wall, cpu = _timed(call, calls)
+            wall, cpu = _timed(call, calls, flush)
         else:
-            iterations, wall, cpu = find_iterations(call, options.min_time, options.batch_size)
+            iterations, wall, cpu = find_iterations(call, options.min_time, options.batch_size,
+                                                    flush)
         rows.append(Run(full, full, "iteration", options.repetitions, index, iterations,
                         wall * scale / iterations, cpu * scale / iterations, options.time_unit,
                         iterations / wall if wall > 0 else 0.0))
@@ -218,9 +235,19 @@ class Benchmarks:
             raise AmdgpuCliError("only one --module= per run is supported",
                                  status="UNIMPLEMENTED")
         self.options = options
+        self.capture = None
+        if options.profiling is not None and options.profiling.requested:
+            from amdgpu_cli.tooling.profiling import Capture
+
+            self.capture = Capture.from_flags(options.profiling)  # flags and path, checked now
         registry = (registry or default_registry()).with_options(options.driver_options)
         self.session = Session(options.modules[-1], options.devices, registry=registry)
         try:
+            if self.capture is not None:
+                try:
+                    self.capture.check(self.session.devices)
+                except AmdgpuCliError as e:
+                    raise _annotate(e, "beginning device profiling") from None
             names = benchmark_functions(self.session.module, options.function,
                                         self.session.cconv)
             if not names:
@@ -241,24 +268,45 @@ class Benchmarks:
                                          f"{len(arg_chars)} arguments but passed "
                                          f"{len(vm_args)}", status="INVALID_ARGUMENT")
                 vm_call = self.session.context.caller(name)
-                try:
-                    vm_call(vm_args)  # fails here, once, rather than inside the timing loop
-                except AmdgpuCliError as e:
-                    raise _annotate(e, f"invoking function '{name}'") from None
+                if self.capture is None:  # a capture records every call, as IREE's does
+                    try:
+                        vm_call(vm_args)  # fails here, once, rather than inside the timing loop
+                    except AmdgpuCliError as e:
+                        raise _annotate(e, f"invoking function '{name}'") from None
                 self.calls.append((name, lambda call=vm_call, args=vm_args: call(args)))
         except BaseException:
             self.session.close()
             raise
 
     def run(self, progress: Callable[[str], None] | None = None) -> list[Run]:
-        """Every benchmark's rows, in function order."""
+        """Every benchmark's rows, in function order. A profile capture spans all of them (as in
+        IREE: begun after set-up, flushed after every iteration, ended after the last)."""
+        capture = self.capture
+        flush = None
+        if capture is not None:
+            capture.begin(self.session.devices)
+            flush = capture.flush
         rows: list[Run] = []
-        for family, (name, call) in enumerate(self.calls):
-            rows += [r._replace(family_index=family)
-                     for r in measure(call, self.options, name, progress)]
+        try:
+            for family, (name, call) in enumerate(self.calls):
+                try:
+                    rows += [r._replace(family_index=family)
+                             for r in measure(call, self.options, name, progress, flush)]
+                except AmdgpuCliError as e:
+                    from amdgpu_cli.tooling.run import _annotate
+
+                    raise _annotate(e, f"invoking function '{name}'") from None
+        except BaseException:
+            if capture is not None:
+                capture.abort()
+            raise
+        if capture is not None:
+            capture.end()
         return rows
 
     def close(self) -> None:
+        if self.capture is not None and self.capture.active:
+            self.capture.abort()
         self.session.close()
 
     def __enter__(self) -> Benchmarks:

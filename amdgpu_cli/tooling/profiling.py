@@ -189,14 +189,16 @@ def print_statistics(bundle_bytes: bytes, out: IO[str]) -> None:
                          f"bytes={row['payload_bytes']}")
             continue
         if kind in prefixes:
-            head = f"{prefixes[kind]} {where} {row['event_name']} "
-        elif kind.startswith("host_execution"):
+            head = f"{prefixes[kind]} {where} {row['event_name']}"
+        elif kind == "host_execution_function":
             head = f"host_execute {row['function_name'] or _fallback_key(row)}"
-        else:
+        elif kind == "dispatch_function":
             head = f"dispatch {row['function_name'] or _fallback_key(row)}"
+        else:
+            continue  # per command buffer / operation rows are counted, not printed (as IREE)
         count = row["sample_count"]
         total = row["total_duration_ns"] or 0
-        text = (f"  {head} count={count} total={scaled(total)} "
+        text = (f"  {head}  count={count} total={scaled(total)} "
                 f"avg={scaled(total // count if count else 0)}")
         if row["has_operation_count"] and kind in prefixes:
             text += f" operations={row['operation_count']}"

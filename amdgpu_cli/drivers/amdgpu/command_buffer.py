@@ -25,6 +25,10 @@ indirect workgroup counts are filled in by `build()`, which the queue calls once
 `packet_count` slots and `kernarg_bytes` of ring space. Dispatches with a zero workgroup count emit
 no packet (HSA forbids empty grids). `retain` is every buffer and executable the packets touch,
 kept alive by the queue until the submission completes.
+Profiling: while a session records dispatch events the device sets `profile` (a
+`drivers/amdgpu/profiling.SubmissionProfile`); each HAL dispatch then asks it, when its packet is
+built, for a completion signal whose timestamps become that dispatch's event (blits are not
+dispatch events). With `profile` None nothing of this runs.
 Sources: IREE `host_queue_command_buffer.c`, `aql_block_processor.c`, `device/blit.c`.
 """
 
@@ -79,13 +83,17 @@ class Program:
         self.kernarg_bytes = 0
         self.retain: list = []
         self.completions: list[Callable[[], None]] = []  # run once the submission completed
+        self.profile = None  # a SubmissionProfile while dispatch events are recorded
+        self.submission = None  # the SubmissionProfile of any open session (ids for the device)
 
     # -- emitted steps ------------------------------------------------------------------------
-    def _emit(self, submission, kernel: KernelInfo, kernargs: bytes, grid, workgroup) -> None:
+    def _emit(self, submission, kernel: KernelInfo, kernargs: bytes, grid, workgroup,
+              completion_signal: int = 0) -> None:
         address, view = submission.kernargs(len(kernargs), kernel.kernarg_segment_align)
         view[:len(kernargs)] = kernargs
         submission.dispatch(kernel.kernel_object, tuple(workgroup), tuple(grid),
-                            kernel.private_segment_size, kernel.group_segment_size, address)
+                            kernel.private_segment_size, kernel.group_segment_size, address,
+                            completion_signal=completion_signal)
 
     def _emit_blit(self, submission, launch: blit.BlitLaunch) -> None:
         kernel = self.library.kernel(self.physical.ordinal, launch.kernel)
@@ -141,7 +149,8 @@ class Program:
                                                        **self._shape()))
         self.steps.append(step)
 
-    def dispatch(self, command: DispatchCommand, binding_table: Sequence) -> None:
+    def dispatch(self, command: DispatchCommand, binding_table: Sequence,
+                 command_index: int = _U32_MAX) -> None:
         executable = command.executable
         if not isinstance(executable, AmdgpuExecutable):
             raise HalError(f"executable {executable!r} was not loaded by an amdgpu device",
@@ -165,18 +174,25 @@ class Program:
         self.retain.append(executable)
         self.packet_count += 1
         self.kernarg_bytes += _ring_bytes(kernarg_size(kernel), kernel.kernarg_segment_align)
+        event = None
+        if self.profile is not None:
+            event = self.profile.dispatch(executable, command, command_index)
         if command.workgroup_count_ref is None:
             count = command.workgroup_count
             packed = self._pack(kernel, addresses, constants, count)
-            self.steps.append(lambda submission: self._dispatch_step(submission, kernel, packed,
-                                                                     count))
+            if event is None:
+                self.steps.append(lambda submission: self._dispatch_step(submission, kernel,
+                                                                         packed, count))
+            else:
+                self.steps.append(lambda submission: self._dispatch_step(submission, kernel,
+                                                                         packed, count, event))
             return
         read_count = self._indirect_count(command.workgroup_count_ref, binding_table)
 
         def step(submission) -> None:
             count = read_count()
             self._dispatch_step(submission, kernel,
-                                self._pack(kernel, addresses, constants, count), count)
+                                self._pack(kernel, addresses, constants, count), count, event)
         self.steps.append(step)
 
     @staticmethod
@@ -191,10 +207,11 @@ class Program:
         return hal_kernargs(kernel, addresses, constants, count)
 
     def _dispatch_step(self, submission, kernel: KernelInfo, kernargs: bytes | None,
-                       count) -> None:
+                       count, event=None) -> None:
         if kernargs is not None:
             grid = tuple(g * s for g, s in zip(count, kernel.workgroup_size))
-            self._emit(submission, kernel, kernargs, grid, kernel.workgroup_size)
+            signal = 0 if event is None else event.issue(count)
+            self._emit(submission, kernel, kernargs, grid, kernel.workgroup_size, signal)
 
     def _indirect_count(self, ref, binding_table) -> Callable[[], tuple[int, int, int]]:
         buffer, offset, length = resolve_ref(ref, binding_table)
@@ -210,9 +227,9 @@ class Program:
 
     def record(self, command_buffer: CommandBuffer, binding_table: Sequence) -> None:
         """Plan every command of a recorded command buffer, in order."""
-        for command in command_buffer.commands:
+        for index, command in enumerate(command_buffer.commands):
             if isinstance(command, DispatchCommand):
-                self.dispatch(command, binding_table)
+                self.dispatch(command, binding_table, index)
             elif isinstance(command, FillCommand):
                 buffer, offset, length = resolve_ref(command.target, binding_table)
                 self.fill(buffer, offset, length, command.pattern)

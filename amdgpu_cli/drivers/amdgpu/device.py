@@ -23,6 +23,9 @@ the queue's GPU and orders only the signal; dealloca of a queue_alloca buffer re
 when the operation completes. `close()` drains and destroys the queues, then the executables, the
 device library and every pool block, then releases the HSA reference; a new device can be created
 afterwards.
+Profiling (drivers/amdgpu/profiling.py): `profiling_begin` opens an `AmdgpuRecorder`; while it is
+open every queue operation goes through its `submit` (queue event, device span) and Programs get a
+`SubmissionProfile` (dispatch events); with no session the path is the plain one.
 Sources: IREE `physical_device.c`, `system.c`, `util/vmem.c`, `logical_device.c`.
 """
 
@@ -43,6 +46,7 @@ from amdgpu_cli.hal.command_buffer import _pattern
 from amdgpu_cli.hal.device import Device
 from amdgpu_cli.hal.enums import HalError, normalize_queue_affinity
 from amdgpu_cli.hal.fence import Fence
+from amdgpu_cli.hal.profiling import Op
 from hsa_ffi import constants as C
 
 QUEUES_PER_DEVICE = 2  # host queues per GPU, as IREE's default (fact sheet §1.3)
@@ -146,6 +150,7 @@ class AmdgpuDevice(Device):
     """A logical device over one or more GPUs of the same chip (two host queues per GPU)."""
 
     identifier = "amdgpu"
+    queues_per_device = QUEUES_PER_DEVICE
 
     def __init__(self, libhsa, physical_devices: Sequence[PhysicalDevice],
                  device_library: Path | None, *, queue_options: dict | None = None):
@@ -215,31 +220,98 @@ class AmdgpuDevice(Device):
                 physical = self.physical_devices[index // QUEUES_PER_DEVICE]
                 queue = self._queues[index] = HostQueue(
                     self.libhsa, physical, index % QUEUES_PER_DEVICE, **self.queue_options)
+                if self.profiler is not None:
+                    self.profiler.enable_queue(queue)
             return queue
 
-    def _program(self, queue_affinity) -> Program:
+    def _program(self, queue_affinity, command_buffer=None) -> Program:
         self._check_open()
         if self.library is None:
             raise HalError("the amdgpu device has no device library; queue operations need one",
                            status="FAILED_PRECONDITION")
         index = self.queue_index(queue_affinity)
-        return Program(self.library, self.physical_devices[index // QUEUES_PER_DEVICE],
-                       self._allocator)
+        physical = self.physical_devices[index // QUEUES_PER_DEVICE]
+        program = Program(self.library, physical, self._allocator)
+        recorder = self.profiler
+        if recorder is not None:
+            from amdgpu_cli.drivers.amdgpu.profiling import SubmissionProfile
+
+            command_buffer_id = 0
+            if command_buffer is not None:
+                command_buffer_id = recorder.record_command_buffer(command_buffer,
+                                                                   physical.ordinal)
+            profile = SubmissionProfile(recorder, recorder.queues[index],
+                                        recorder.next_submission(), command_buffer_id)
+            if recorder.dispatch_events:
+                program.profile = profile
+            program.submission = profile
+        return program
 
     def _submit(self, queue_affinity, wait: Fence | None, signal: Fence | None,
-                program: Program | None = None, retain=()) -> None:
-        queue = self.host_queue(self.queue_index(queue_affinity))
+                program: Program | None = None, retain=(), *, op: int = Op.BARRIER,
+                payload_length: int = 0, operation_count: int = 1) -> None:
+        index = self.queue_index(queue_affinity)
+        queue = self.host_queue(index)
         waits = wait.timepoints if wait is not None else []
         signals = signal.timepoints if signal is not None else []
+        recorder = self.profiler
         if program is None:
+            if recorder is not None:
+                recorder.submit(queue, index, waits, signals, _no_packets, op=op,
+                                retain=tuple(retain), payload_length=payload_length,
+                                operation_count=operation_count)
+                return
             queue.submit(waits, signals, _no_packets, retain=tuple(retain))
             return
         if program.completions:  # run when the submission is done (or failed): one more signal
             done = self.create_semaphore(0)
             signals = [*signals, (done, 1)]
             done.notify_at(1, lambda: [complete() for complete in program.completions])
+        if recorder is not None:
+            profile = program.submission
+            recorder.submit(queue, index, waits, signals, program.build, op=op,
+                            kernarg_bytes=program.kernarg_bytes,
+                            packet_count=program.packet_count,
+                            retain=(*program.retain, *retain),
+                            submission_id=profile.submission_id if profile else 0,
+                            command_buffer_id=profile.command_buffer_id if profile else 0,
+                            payload_length=payload_length, operation_count=operation_count)
+            return
         queue.submit(waits, signals, program.build, kernarg_bytes=program.kernarg_bytes,
                      packet_count=program.packet_count, retain=(*program.retain, *retain))
+
+    # -- profiling ------------------------------------------------------------------------------
+    def profiling_check(self, options) -> None:
+        from amdgpu_cli.drivers.amdgpu import profiling
+
+        self._check_open()
+        profiling.check(options, self.libhsa)
+
+    def profiling_begin(self, options, sink) -> None:
+        from amdgpu_cli.drivers.amdgpu.profiling import AmdgpuRecorder
+
+        if self.profiler is not None:
+            raise HalError(f"cannot nest {self.identifier} profile captures",
+                           status="FAILED_PRECONDITION")
+        self.profiling_check(options)
+        self._profile_sessions = getattr(self, "_profile_sessions", 0) + 1
+        recorder = AmdgpuRecorder(sink, self, options, session_id=self._profile_sessions)
+        recorder.begin_amdgpu()
+        with self._queues_lock:
+            queues = [queue for queue in self._queues if queue is not None]
+        for queue in queues:
+            recorder.enable_queue(queue)
+        self.profiler = recorder
+
+    def profiling_end(self, status_code: int = 0) -> None:
+        recorder = self.profiler
+        try:
+            super().profiling_end(status_code)
+        finally:
+            if recorder is not None:
+                for queue in self._queues:
+                    if queue is not None and queue.failure is None:
+                        recorder.enable_queue(queue, False)
 
     # -- queue operations ---------------------------------------------------------------------
     def queue_alloca(self, queue_affinity, wait, signal, memory_type, usage, byte_length, pool=0,
@@ -255,7 +327,12 @@ class AmdgpuDevice(Device):
                 signal.fail(error)
             raise
         buffer.queue_allocated = True
-        self._submit(queue_affinity, wait, signal)
+        if self.profiler is not None:
+            from amdgpu_cli.hal.profiling import MemoryEvent
+
+            self.profiler.memory_event(MemoryEvent.QUEUE_ALLOCA, index, buffer=buffer,
+                                       length=byte_length)
+        self._submit(queue_affinity, wait, signal, op=Op.ALLOCA, payload_length=byte_length)
         return buffer
 
     def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
@@ -263,13 +340,19 @@ class AmdgpuDevice(Device):
         returned to the pool) once the operation completes, others just stay with their owner."""
         root = buffer.root
         if not getattr(root, "queue_allocated", False):
-            self._submit(queue_affinity, wait, signal, retain=(buffer,))
+            self._submit(queue_affinity, wait, signal, retain=(buffer,), op=Op.DEALLOCA)
             return
+        if self.profiler is not None:
+            from amdgpu_cli.hal.profiling import MemoryEvent
+
+            self.profiler.memory_event(MemoryEvent.QUEUE_DEALLOCA,
+                                       self.queue_index(queue_affinity), buffer=root,
+                                       length=root.byte_length)
         done = self.create_semaphore(0)
         signals = Fence.join(signal)
         signals.insert(done, 1)
         done.notify_at(1, lambda: done.failure is None and root.close())
-        self._submit(queue_affinity, wait, signals)
+        self._submit(queue_affinity, wait, signals, op=Op.DEALLOCA)
 
     def queue_fill(self, queue_affinity, wait, signal, target, offset, length, pattern,
                    pattern_length, flags=0):
@@ -280,7 +363,7 @@ class AmdgpuDevice(Device):
                            f"pattern length {len(data)}", status="INVALID_ARGUMENT")
         program = self._program(queue_affinity)
         program.fill(target, offset, length, data)
-        self._submit(queue_affinity, wait, signal, program)
+        self._submit(queue_affinity, wait, signal, program, op=Op.FILL, payload_length=length)
 
     def queue_update(self, queue_affinity, wait, signal, source, source_offset, target,
                      target_offset, length, flags=0):
@@ -290,7 +373,7 @@ class AmdgpuDevice(Device):
         target.validate_range(target_offset, length)
         program = self._program(queue_affinity)
         program.update(data, target, target_offset)
-        self._submit(queue_affinity, wait, signal, program)
+        self._submit(queue_affinity, wait, signal, program, op=Op.UPDATE, payload_length=length)
 
     def queue_copy(self, queue_affinity, wait, signal, source, source_offset, target,
                    target_offset, length, flags=0):
@@ -298,19 +381,20 @@ class AmdgpuDevice(Device):
         target.validate_range(target_offset, length)
         program = self._program(queue_affinity)
         program.copy(source, source_offset, target, target_offset, length)
-        self._submit(queue_affinity, wait, signal, program)
+        self._submit(queue_affinity, wait, signal, program, op=Op.COPY, payload_length=length)
 
     def queue_execute(self, queue_affinity, wait, signal, command_buffer, binding_table=(),
                       flags=0):
         if command_buffer is None:
-            self._submit(queue_affinity, wait, signal)
+            self._submit(queue_affinity, wait, signal, operation_count=0)
             return
         binding_table = tuple(binding_table)
         command_buffer.validate_submission(binding_table)
-        program = self._program(queue_affinity)
+        program = self._program(queue_affinity, command_buffer)
         program.record(command_buffer, binding_table)
         command_buffer.execution_count += 1
-        self._submit(queue_affinity, wait, signal, program)
+        self._submit(queue_affinity, wait, signal, program, op=Op.EXECUTE,
+                     operation_count=len(command_buffer.commands))
 
     def wait_idle(self, timeout: float | None = None) -> None:
         for queue in self._queues:

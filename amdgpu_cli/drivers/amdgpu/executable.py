@@ -91,6 +91,7 @@ class HsaCodeObject:
     def __init__(self, libhsa, agent_handles: Sequence[int], code_object: bytes):
         self.libhsa = libhsa
         ffi = self.ffi = libhsa.ffi
+        self.image = bytes(code_object)  # the exact code object (profiles record it)
         self._image = ffi.from_buffer(code_object)  # the reader reads from it until freeze
         profile, rounding = self._agent_modes(agent_handles)
         reader = ffi.new("hsa_code_object_reader_t*")

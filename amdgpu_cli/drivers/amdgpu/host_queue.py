@@ -80,6 +80,7 @@ from amdgpu_cli.hal.enums import HalError
 from hsa_ffi import constants as C
 
 UINT32_MAX = 0xFFFFFFFF
+DEFERRED = -1  # submit(): the submission was parked until its waits are reached
 COMPLETION_TICK_NS = 10_000_000  # completion-thread wake-up hint (timestamp ticks; ns on softhsa)
 _SYSTEM, _AGENT, _NONE = aql.FENCE_SCOPE_SYSTEM, aql.FENCE_SCOPE_AGENT, aql.FENCE_SCOPE_NONE
 
@@ -121,6 +122,7 @@ class Submission:
         self._deadline = deadline
         self.packets: list[_Packet] = []
         self._barrier_next = True  # the first packet orders the submission after the queue's past
+        self._first_dispatch = True  # gets SYSTEM acquire (host-written kernargs and data)
 
     def kernargs(self, size: int, alignment: int = 16) -> tuple[int, memoryview]:
         """(device address, writable view) of `size` bytes in the queue's kernarg ring."""
@@ -132,7 +134,7 @@ class Submission:
                  completion_signal: int = 0) -> None:
         """One kernel dispatch packet (`grid_size` in work-items). `completion_signal` (an HSA
         signal handle, e.g. for dispatch timestamps) is decremented when this packet completes."""
-        first = not self.packets
+        first, self._first_dispatch = self._first_dispatch, False
         self.packets.append(_Packet(
             aql.PACKET_TYPE_KERNEL_DISPATCH, self._barrier_next, _SYSTEM if first else _AGENT,
             _AGENT, aql.DISPATCH_SETUP_3D,
@@ -145,6 +147,13 @@ class Submission:
     def barrier(self) -> None:
         """An execution barrier: the next packet starts after every earlier one completed."""
         self._barrier_next = True
+
+    def marker(self, completion_signal: int) -> None:
+        """A barrier-AND no-op with its own completion signal, after every earlier packet
+        completed (profiling: the timestamps the packet processor writes into that signal bracket
+        the packets around it). The next packet keeps the barrier bit it would have had."""
+        self.packets.append(_Packet(aql.PACKET_TYPE_BARRIER_AND, True, _NONE, _NONE, 0, {},
+                                    completion_signal))
 
     def finish(self, epoch_signal: int) -> list[_Packet]:
         """The packets with the epoch signal on the last one (a no-op appended when needed)."""
@@ -339,7 +348,10 @@ class HostQueue:
     # ---- submission ----
 
     def submit(self, waits, signals, build: Callable[[Submission], None], *,
-               kernarg_bytes: int = 0, packet_count: int = 0, retain=()) -> None:
+               kernarg_bytes: int = 0, packet_count: int = 0, retain=()) -> int:
+        """Orders, builds and publishes one submission (module docstring). Returns how its waits
+        were met (profiling reads it): DEFERRED when parked, else the number of BARRIER_VALUE
+        packets it carries (0: every wait was already reached or is ordered by this queue)."""
         waits, signals, retain = list(waits), list(signals), tuple(retain)
         if self._closing:
             raise HalError(f"amdgpu queue {self.label} is closed", status="FAILED_PRECONDITION")
@@ -354,10 +366,12 @@ class HostQueue:
         plan = self._resolve(waits)
         if isinstance(plan, HalError):
             fail_signals(signals, plan)
-        elif plan is None:
+            return 0
+        if plan is None:
             self._park(waits, signals, build, retain)
-        else:
-            self._issue(plan, signals, build, retain)
+            return DEFERRED
+        self._issue(plan, signals, build, retain)
+        return len(plan)
 
     def _resolve(self, waits):
         """{producer queue: epoch} of device waits; None = defer; a HalError = a wait failed."""

@@ -370,7 +370,7 @@ class LocalDevice(HostQueueDevice):
         recorder = self.profiler
         if recorder is not None:
             operation = self._profile_op
-            reservation.profile_id = operation.allocation_id = recorder.next_allocation_id()
+            operation.allocation_id = reservation.profile_id
             if recorder.families & Family.MEMORY_EVENTS:
                 self._pool_events(recorder, operation, reservation, buffer, (
                     (MemoryEvent.POOL_RESERVE, reservation.length),

@@ -30,13 +30,13 @@ class Reservation:
     __slots__ = ("slab", "offset", "length", "address", "fresh", "profile_id", "finalizer",
                  "released")
 
-    def __init__(self, slab: "_Slab", offset: int, length: int, fresh: bool):
+    def __init__(self, slab: "_Slab", offset: int, length: int, fresh: bool, profile_id: int):
         self.slab = slab
         self.offset = offset
         self.length = length
         self.address = slab.address + offset
         self.fresh = fresh
-        self.profile_id = 0
+        self.profile_id = profile_id  # reservations are numbered from 1 per pool
         self.finalizer = None
         self.released = False
 
@@ -60,6 +60,7 @@ class TransientPool:
         self._lock = threading.Lock()
         self.bytes_reserved = 0
         self.reservation_count = 0
+        self._reservations_made = 0
 
     def reserve(self, byte_length: int) -> Reservation:
         length = max(GRANULE, -(-byte_length // GRANULE) * GRANULE)
@@ -81,7 +82,8 @@ class TransientPool:
         slab.high_water = max(slab.high_water, offset + length)
         self.bytes_reserved += length
         self.reservation_count += 1
-        return Reservation(slab, offset, length, fresh)
+        self._reservations_made += 1
+        return Reservation(slab, offset, length, fresh, self._reservations_made)
 
     def release(self, reservation: Reservation) -> None:
         with self._lock:
