@@ -155,14 +155,7 @@ class OutputFile:
             return f
         try:
             f.flush()
-            os.chmod(f.fileno(), _mode_for(self._target))
-            if self._fd_path is not None:
-                self._link_unnamed(f)
-            else:
-                os.replace(self._temp, self._target)
-                _named_temporaries.discard(self._temp)
-                self._temp = None
-            _fsync_folder(os.path.dirname(self._target))
+            self._name(f)
         except OSError as e:
             raise _fail(self.path, _reason(e)) from None
         self._published = True
@@ -194,20 +187,25 @@ class OutputFile:
                     f.close()
                 return
             os.fsync(f.fileno())
-            os.chmod(f.fileno(), _mode_for(self._target))
-            if self._fd_path is not None:
-                self._link_unnamed(f)
-            else:
-                os.replace(self._temp, self._target)
-                _named_temporaries.discard(self._temp)
-                self._temp = None
+            self._name(f)
             f.close()
-            _fsync_folder(os.path.dirname(self._target))
         except OSError as e:
             with contextlib.suppress(OSError):
                 f.close()
             self._drop_temporary()
             raise _fail(self.path, _reason(e)) from None
+
+    def _name(self, f: IO[bytes]) -> None:
+        """Gives the written file (unnamed or a named temporary) the target's name, with the
+        target's mode, and syncs the folder."""
+        os.chmod(f.fileno(), _mode_for(self._target))
+        if self._fd_path is not None:
+            self._link_unnamed(f)
+        else:
+            os.replace(self._temp, self._target)
+            _named_temporaries.discard(self._temp)
+            self._temp = None
+        _fsync_folder(os.path.dirname(self._target))
 
     def _link_unnamed(self, f: IO[bytes]) -> None:
         """Gives the O_TMPFILE file a name beside the target, then renames it over the target."""

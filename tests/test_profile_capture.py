@@ -225,3 +225,14 @@ def test_killed_capture_stays_readable(vmfbs, tmp_path):
         iree_rows = report_rows(_iree_profile(), "summary", out)
         assert iree_rows[0]["chunk_records"] > 0, size
     assert statuses == [0] * 5  # each record reaches the file whole, in one write
+
+
+def test_preset_names_expand_to_their_families(vmfbs, tmp_path):
+    """A preset (profiles/presets/<name>.modes) records what its family list records: the
+    local-all preset against IREE's capture with the five families spelled out."""
+    case = CASES["matmul"]
+    ours, theirs = tmp_path / "ours.ireeprof", tmp_path / "iree.ireeprof"
+    a = capture(["amdgpu-run"], "local-task", vmfbs["matmul"], case.args, "local-all", ours)
+    b = capture(["iree-run-module"], "local-task", vmfbs["matmul"], case.args, FULL, theirs)
+    assert a.returncode == b.returncode == 0, a.stderr + b.stderr
+    assert differences(_iree_profile(), ours, theirs, _reports("local-task")) == []

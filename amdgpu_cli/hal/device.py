@@ -132,6 +132,14 @@ class Device(abc.ABC):
         self.profiling_check(options)
         raise HalError("profiling is not implemented", status="UNIMPLEMENTED")
 
+    def _profile_session_start(self) -> int:
+        """Refuses a nested capture; the next session id (from 1 per device, as IREE's)."""
+        if self.profiler is not None:
+            raise HalError(f"cannot nest {self.identifier} profile captures",
+                           status="FAILED_PRECONDITION")
+        self._profile_sessions = getattr(self, "_profile_sessions", 0) + 1
+        return self._profile_sessions
+
     def profiling_flush(self) -> None:
         recorder = self.profiler
         if recorder is not None:
@@ -291,12 +299,10 @@ class HostQueueDevice(Device):
 
     def profiling_begin(self, options, sink) -> None:
         if self.profiler is not None:
-            raise HalError(f"cannot nest {self.identifier} profile captures",
-                           status="FAILED_PRECONDITION")
+            self._profile_session_start()  # raises
         self.profiling_check(options)
-        self._profile_sessions = getattr(self, "_profile_sessions", 0) + 1
         recorder = _prof.Recorder(sink, self.identifier, options,
-                                  session_id=self._profile_sessions)
+                                  session_id=self._profile_session_start())
         recorder.begin([(0, 1)], [(0, 0, 0)])
         self._profile_metadata = bool(options.families & (
             _prof.Family.HOST_EXECUTION | _prof.Family.EXECUTABLE_METADATA

@@ -291,11 +291,9 @@ class AmdgpuDevice(Device):
         from amdgpu_cli.drivers.amdgpu.profiling import AmdgpuRecorder
 
         if self.profiler is not None:
-            raise HalError(f"cannot nest {self.identifier} profile captures",
-                           status="FAILED_PRECONDITION")
+            self._profile_session_start()  # raises
         self.profiling_check(options)
-        self._profile_sessions = getattr(self, "_profile_sessions", 0) + 1
-        recorder = AmdgpuRecorder(sink, self, options, session_id=self._profile_sessions)
+        recorder = AmdgpuRecorder(sink, self, options, session_id=self._profile_session_start())
         recorder.begin_amdgpu()
         with self._queues_lock:
             queues = [queue for queue in self._queues if queue is not None]

@@ -35,7 +35,6 @@ from __future__ import annotations
 import platform
 import struct
 import sys
-import weakref
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.allocator import HostAllocator
@@ -365,8 +364,7 @@ class LocalDevice(HostQueueDevice):
         buffer = allocated_buffer(pool.storage(reservation, byte_length), reservation.address,
                                   memory_type, usage, allocator)
         allocator._record_allocation(buffer)
-        buffer._transient = reservation
-        reservation.finalizer = weakref.finalize(buffer, pool.release, reservation)
+        buffer._transient = reservation  # dropping the buffer releases the reservation
         recorder = self.profiler
         if recorder is not None:
             operation = self._profile_op
@@ -384,8 +382,6 @@ class LocalDevice(HostQueueDevice):
         if reservation is None or reservation.released:
             return  # not a queue allocation of this device: nothing to give back
         recorder = self.profiler
-        if reservation.finalizer is not None:
-            reservation.finalizer.detach()
         self._transients.release(reservation)
         if recorder is not None:
             operation = self._profile_op

@@ -7,7 +7,7 @@ rounded up to 64 bytes (the HAL's buffer alignment) and placed first-fit; releas
 with their free neighbours. A request larger than a slab gets a slab of its own size.
 
 A reservation whose buffer is never deallocated (a result handed back to the caller) is released
-when the buffer is garbage-collected. The contents of pool memory are whatever the last user
+when the buffer is garbage-collected (the buffer holds the reservation; its `__del__` releases). The contents of pool memory are whatever the last user
 left: transients are not zeroed, as in IREE.
 
 `stats()` gives the numbers IREE puts in pool memory events: bytes reserved, bytes free, bytes
@@ -27,18 +27,26 @@ GRANULE = 64
 
 
 class Reservation:
-    __slots__ = ("slab", "offset", "length", "address", "fresh", "profile_id", "finalizer",
+    """A reserved range of a slab. Released by `TransientPool.release`, or when the last
+    reference goes (the buffer made over it was dropped without a dealloca)."""
+
+    __slots__ = ("pool", "slab", "offset", "length", "address", "fresh", "profile_id",
                  "released")
 
-    def __init__(self, slab: "_Slab", offset: int, length: int, fresh: bool, profile_id: int):
+    def __init__(self, pool: "TransientPool", slab: "_Slab", offset: int, length: int,
+                 fresh: bool, profile_id: int):
+        self.pool = pool
         self.slab = slab
         self.offset = offset
         self.length = length
         self.address = slab.address + offset
         self.fresh = fresh
         self.profile_id = profile_id  # reservations are numbered from 1 per pool
-        self.finalizer = None
         self.released = False
+
+    def __del__(self):
+        if not self.released:
+            self.pool.release(self)
 
 
 class _Slab:
@@ -83,7 +91,7 @@ class TransientPool:
         self.bytes_reserved += length
         self.reservation_count += 1
         self._reservations_made += 1
-        return Reservation(slab, offset, length, fresh, self._reservations_made)
+        return Reservation(self, slab, offset, length, fresh, self._reservations_made)
 
     def release(self, reservation: Reservation) -> None:
         with self._lock:
