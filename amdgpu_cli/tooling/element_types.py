@@ -202,13 +202,23 @@ def _exact_value(fields) -> Fraction:
     kind, whole, frac, exp = fields
     if kind == "hex":
         mantissa = int(whole + frac, 16) if (whole + frac) else 0
+        if not mantissa:
+            return Fraction(0)  # whatever the exponent (2 ** 10**10 would take minutes)
         exponent = int(exp or 0) - 4 * len(frac)
-        if mantissa and exponent + mantissa.bit_length() > 1100:
+        if exponent + mantissa.bit_length() > 1100:
             exponent = 1100
-        elif mantissa and exponent + mantissa.bit_length() < -1200:
+        elif exponent + mantissa.bit_length() < -1200:
             exponent = -1200 - mantissa.bit_length()
         return Fraction(mantissa) * Fraction(2) ** exponent
-    return Fraction(f"{whole}.{frac}e{exp or 0}")
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return Fraction(0)
+    # Decimal exponents are clamped the same way: past 10**400 every value overflows and below
+    # 10**-400 every value underflows, so the result is the same and 10**exp stays small.
+    exponent = int(exp or 0)
+    exponent = min(exponent, len(frac) + 400)
+    exponent = max(exponent, len(frac) - 400 - len(digits))
+    return Fraction(f"{whole}.{frac}e{exponent}")
 
 
 def _has_nonzero_digit(fields) -> bool:

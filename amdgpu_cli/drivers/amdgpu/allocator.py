@@ -114,7 +114,8 @@ class AmdgpuAllocator(Allocator):
         self._agents = self.ffi.new("hsa_agent_t[]", [{"handle": h} for h in agents])
         # pointer -> weak reference to its buffer (None while being made), every block not freed.
         self._live: dict[int, weakref.ref | None] = {}
-        self._blocks_lock = threading.Lock()
+        # Re-entrant: a GC inside a locked section may run a buffer finalizer, which calls _free.
+        self._blocks_lock = threading.RLock()
         self._closed = False
 
     def _pool(self, heap: str, physical_ordinal: int):
