@@ -49,6 +49,13 @@ from amdgpu_cli.hal.semaphore import Semaphore
 from amdgpu_cli.hal import profiling as _prof
 from amdgpu_cli.hal.profiling import Op, now_ns
 
+_QUEUE_EVENTS = _prof.Family.QUEUE_EVENTS
+_HOST_EXECUTION = _prof.Family.HOST_EXECUTION
+_QUEUE_EVENT_SIZE = _prof.QUEUE_EVENT_SIZE
+_HOST_EXECUTION_EVENT_SIZE = _prof.HOST_EXECUTION_EVENT_SIZE
+_U32_MAX = _prof.U32_MAX
+_NO_GRID = (0, 0, 0)
+
 
 class Device(abc.ABC):
 
@@ -359,20 +366,19 @@ class HostQueueDevice(Device):
             return result
         finally:
             self._profile_op = None
-            if families & _prof.Family.QUEUE_EVENTS:
-                recorder.append("queue-events", _prof.queue_event(
-                    op, flags=queue_flags, strategy=strategy, host_time_ns=submitted,
-                    submission_id=submission, command_buffer_id=command_buffer_id,
-                    allocation_id=operation.allocation_id, wait_count=wait_count,
-                    signal_count=len(signal) if signal is not None else 0,
-                    operation_count=operation_count, payload_length=payload_length,
-                    ready_host_time_ns=ready), _prof.QUEUE_EVENT_ID)
-            if families & _prof.Family.HOST_EXECUTION:
-                recorder.append("host-execution-events", _prof.host_execution_event(
-                    op, flags=host_flags, status_code=status_code, submission_id=submission,
-                    command_buffer_id=command_buffer_id, allocation_id=operation.allocation_id,
-                    start_host_time_ns=start, end_host_time_ns=end,
-                    payload_length=payload_length, operation_count=operation_count),
+            # The records as lists in field order (the layouts of profiling.queue_event and
+            # host_execution_event, written out: this runs for every queue operation).
+            if families & _QUEUE_EVENTS:
+                recorder.append("queue-events", [
+                    _QUEUE_EVENT_SIZE, op, queue_flags, strategy, 0, submitted, submission,
+                    command_buffer_id, operation.allocation_id, 0, 0, 0, wait_count,
+                    len(signal) if signal is not None else 0, 0, operation_count, payload_length,
+                    ready], _prof.QUEUE_EVENT_ID)
+            if families & _HOST_EXECUTION:
+                recorder.append("host-execution-events", [
+                    _HOST_EXECUTION_EVENT_SIZE, op, host_flags, status_code, 0, submission,
+                    command_buffer_id, 0, operation.allocation_id, 0, 0, 0, _U32_MAX, _U32_MAX,
+                    _NO_GRID, _NO_GRID, start, end, payload_length, 0, 0, operation_count, 0],
                     _prof.HOST_EXECUTION_EVENT_ID)
 
     def _profiled_alloca(self, memory_type, usage, byte_length):
@@ -418,61 +424,74 @@ class HostQueueDevice(Device):
             self._profile_executable(recorder, executable)
 
     def _execute_profiled(self, command_buffer: CommandBuffer, binding_table) -> None:
-        """`_execute`, command by command, with a host-execution span per dispatch and (local-task
-        flavour) a command-region event per barrier-separated region."""
+        """`_execute` with a host-execution span per dispatch and (local-task flavour) a
+        command-region event per barrier-separated region: timed natively in one call where the
+        device can (`_timed_program`), else command by command."""
         recorder = self.profiler
         operation = self._profile_op
         families = recorder.families
         spans = families & _prof.Family.HOST_EXECUTION
         regions = self._profile_command_buffers and families & _prof.Family.COMMAND_REGION_EVENTS
         indexed = self._profile_command_buffers
-        region = None  # [index, start, dispatches, tiles]
+        timed = self._timed_program(command_buffer, binding_table)
+        region = None  # [number, start, dispatches, tiles, end]
         finished = []  # completed regions, written once the next one is known
-        region_index = 0
+        dispatch_number = 0
         for index, command in enumerate(command_buffer.commands):
             if isinstance(command, ExecutionBarrierCommand):
                 if region is not None:
-                    region.append(now_ns())
+                    if timed is None:
+                        region[4] = now_ns()
                     finished.append(region)
                     region = None
                 continue
-            if regions and region is None and not isinstance(
-                    command, (DebugGroupCommand, AdviseBufferCommand)):
-                region = [region_index, now_ns(), 0, 0]
-                region_index += 1
+            if isinstance(command, (DebugGroupCommand, AdviseBufferCommand)):
+                continue
+            if regions and region is None:
+                region = [len(finished), now_ns() if timed is None else None, 0, 0, 0]
             if isinstance(command, DispatchCommand):
-                start = now_ns()
-                workgroup_count, tile_ns = self._dispatch_profiled(command, binding_table)
-                end = now_ns()
+                if timed is None:
+                    start = now_ns()
+                    workgroup_count, tile_ns = self._dispatch_profiled(command, binding_table)
+                    end = now_ns()
+                else:
+                    start, end, tile_ns = timed[dispatch_number]
+                    workgroup_count = tuple(command.workgroup_count)
+                dispatch_number += 1
                 tiles = workgroup_count[0] * workgroup_count[1] * workgroup_count[2]
                 if region is not None:
                     region[2] += 1
                     region[3] += tiles
+                    if timed is not None:
+                        if region[1] is None:
+                            region[1] = start
+                        region[4] = end
                 if spans:
                     executable = command.executable
                     export = executable.exports[command.entry_point]
                     flags = _prof.HOST_FLAG_COMMAND_BUFFER
                     if command.workgroup_count_ref is not None:
                         flags |= _prof.HOST_FLAG_INDIRECT_PARAMETERS
-                    recorder.append("host-execution-events", _prof.host_execution_event(
-                        Op.DISPATCH, flags=flags, submission_id=operation.submission,
-                        command_buffer_id=operation.command_buffer_id,
-                        executable_id=self._profile_executable(recorder, executable),
-                        command_index=index if indexed else _prof.U32_MAX,
-                        function_ordinal=command.entry_point, workgroup_count=workgroup_count,
-                        workgroup_size=tuple(export.workgroup_size), start_host_time_ns=start,
-                        end_host_time_ns=end, tile_count=tiles,
-                        tile_duration_sum_ns=end - start if tile_ns is None else tile_ns,
-                        operation_count=1), _prof.HOST_EXECUTION_EVENT_ID)
+                    recorder.append("host-execution-events", [
+                        _HOST_EXECUTION_EVENT_SIZE, Op.DISPATCH, flags, 0, 0,
+                        operation.submission, operation.command_buffer_id,
+                        self._profile_executable(recorder, executable), 0, 0, 0, 0,
+                        index if indexed else _U32_MAX, command.entry_point,
+                        tuple(workgroup_count), tuple(export.workgroup_size), start, end, 0,
+                        tiles, end - start if tile_ns is None else tile_ns, 1, 0],
+                        _prof.HOST_EXECUTION_EVENT_ID)
             else:
-                self._run_command(command, binding_table)
+                self._run_command(command, binding_table)  # never reached by a timed program
                 if region is not None:
                     region[3] += 1
         if region is not None:
-            region.append(now_ns())
+            if timed is None:
+                region[4] = now_ns()
             finished.append(region)
         for i, (number, start, dispatches, tiles, end) in enumerate(finished):
             last = i == len(finished) - 1
+            if start is None:
+                start = end = now_ns()
             recorder.append("command-region-events", _prof.command_region_event(
                 flags=_prof.REGION_FLAG_COMMAND_BUFFER | (
                     _prof.REGION_FLAG_TERMINAL if last else _prof.REGION_FLAG_HAS_NEXT_REGION),
@@ -482,6 +501,11 @@ class HostQueueDevice(Device):
                 next_index=-1 if last else number + 1,
                 next_tile_count=0 if last else finished[i + 1][3],
                 worker_count=self._profile_worker_count), _prof.COMMAND_REGION_EVENT_ID)
+
+    def _timed_program(self, command_buffer: CommandBuffer, binding_table):
+        """Runs a whole command buffer natively, timing each dispatch: (start, end, summed
+        workgroup ns) per dispatch; None (nothing ran) to go command by command."""
+        return None
 
     def _dispatch_profiled(self, command: DispatchCommand, binding_table):
         """Runs one dispatch; returns (its workgroup count, the summed time of its workgroups in

@@ -16,8 +16,8 @@ background thread every `flush_interval_ms`) and `profiling_end()`. A device tha
 Events are kept as tuples in their record's field order (`queue_event()`, `host_execution_event()`,
 ...) and become numpy records of `profile.schema`'s layouts only when flushed, so the cost of a
 recorded event while the run goes is one tuple. Timestamps are `time.monotonic_ns()` (the host
-clock IREE's local drivers use). Appending is safe from any thread (ring appends and a flush's take share a lock); sink
-writes are serialized by another.
+clock IREE's local drivers use). Appending is safe from any thread without a lock (see EventRing); sink writes are serialized
+by the recorder's lock.
 
 Sources: ../shared/reference/ireeprof.md sections 1, 2 and 5; replay-benchmark-cuda.md section 4;
 IREE `runtime/src/iree/tooling/device_util.c` (flag parsing and its messages),
@@ -26,6 +26,7 @@ IREE `runtime/src/iree/tooling/device_util.c` (flag parsing and its messages),
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -243,20 +244,34 @@ REGION_FLAG_HAS_NEXT_REGION = 8
 
 class EventRing:
     """A bounded event list: past `capacity` events (IREE's local default, 4096, rounded to a
-    power of two) new events are dropped and counted until the next `take()`."""
+    power of two) new events are dropped and counted until the next `take()`.
 
-    __slots__ = ("events", "capacity", "dropped", "next_id")
+    Appending takes no lock (a list append and `next()` on a counter are atomic under the GIL);
+    `take()` removes only the events it copied, so an append racing with it lands in the next
+    take. Events are kept as the lists they were built as and become tuples (what numpy's
+    structured arrays take) in `take()`, outside the recorded work."""
+
+    __slots__ = ("events", "capacity", "dropped", "ids", "_lock")
 
     def __init__(self, capacity: int = 4096):
         self.capacity = 1 << max(0, int(capacity) - 1).bit_length()
         self.events: list = []
         self.dropped = 0
-        self.next_id = 1
+        self.ids = itertools.count(1)
+        self._lock = threading.Lock()  # the dropped count only
+
+    def drop(self) -> None:
+        with self._lock:
+            self.dropped += 1
 
     def take(self) -> tuple[list, int]:
-        events, self.events = self.events, []
-        dropped, self.dropped = self.dropped, 0
-        return events, dropped
+        events = self.events
+        count = len(events)
+        taken = [tuple(event) for event in events[:count]]
+        del events[:count]
+        with self._lock:
+            dropped, self.dropped = self.dropped, 0
+        return taken, dropped
 
 
 # Chunk order within a flush (IREE's local recorder): queue, host execution, region, memory; then
@@ -287,7 +302,6 @@ class Recorder:
         self.session_id = session_id
         self.rings: dict[str, EventRing] = {}
         self._lock = threading.RLock()  # sink writes
-        self._ring_lock = threading.Lock()  # ring appends and takes
         self._executables = weakref.WeakKeyDictionary()
         self._command_buffers = weakref.WeakKeyDictionary()
         self._next_executable_id = 1
@@ -312,15 +326,14 @@ class Recorder:
         """Adds one event (a list in field order; element `id_index` set to its event id).
         Returns the event id (0 when dropped)."""
         ring = self.rings.get(suffix) or self.ring(suffix)
-        with self._ring_lock:  # against a flush thread swapping the list out
-            event_id = ring.next_id
-            ring.next_id = event_id + 1
-            if len(ring.events) >= ring.capacity:
-                ring.dropped += 1
-                return 0
-            if id_index is not None:
-                event[id_index] = event_id
-            ring.events.append(tuple(event))
+        event_id = next(ring.ids)
+        events = ring.events
+        if len(events) >= ring.capacity:
+            ring.drop()
+            return 0
+        if id_index is not None:
+            event[id_index] = event_id
+        events.append(event)
         return event_id
 
     # -- metadata -------------------------------------------------------------------------------
@@ -410,8 +423,7 @@ class Recorder:
             ring = self.rings.get(suffix)
             if ring is None:
                 continue
-            with self._ring_lock:
-                events, dropped = ring.take()
+            events, dropped = ring.take()
             if not events and not dropped:
                 continue
             dtype = schema.BY_SUFFIX[suffix].dtype

@@ -386,8 +386,7 @@ class AmdgpuRecorder(Recorder):
             ring = self.rings.get(suffix)
             if ring is None:
                 continue
-            with self._ring_lock:
-                events, dropped = ring.take()
+            events, dropped = ring.take()
             if events or dropped:
                 payload = np.array(events, dtype=schema.BY_SUFFIX[suffix].dtype) if events else b""
                 self.write(suffix, payload, dropped, name=name)

@@ -208,7 +208,7 @@ int lx_dispatch(lx_pool_t* pool, const iree_hal_executable_environment_v0_t* env
 
 int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
                    uint32_t step_count, const lx_step_binding_t* bindings,
-                   const uint64_t* sources, lx_dispatch_result_t* out);
+                   const uint64_t* sources, lx_dispatch_result_t* out, uint64_t* times);
 """
 
 SOURCE = r"""
@@ -654,7 +654,9 @@ static void lx_step_state(const lx_step_t* step, const lx_step_binding_t* bindin
  * stops the program: `out->step` names it. Returns its status (0: all ran). */
 int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
                    uint32_t step_count, const lx_step_binding_t* bindings,
-                   const uint64_t* sources, lx_dispatch_result_t* out) {
+                   const uint64_t* sources, lx_dispatch_result_t* out, uint64_t* times) {
+    /* times (profiling; NULL: untimed): per step its start and end (CLOCK_MONOTONIC ns) and the
+     * run times of its workgroups summed over the workers. */
     void* pointers[256];   /* binding_count is a u8 */
     size_t lengths[256];
     iree_hal_executable_dispatch_state_v0_t state;
@@ -671,8 +673,14 @@ int lx_program_run(lx_pool_t* pool, uint8_t max_concurrency, lx_step_t* steps,
         uint32_t workers;
         uint64_t start = lx_now_ns();
         status = lx_run_job(step_pool, step->environment, step->function, &state,
-                            step->local_memory_size, out, &workers, 0);
-        uint64_t serial = (lx_now_ns() - start) * (workers ? workers : 1);
+                            step->local_memory_size, out, &workers, times != NULL);
+        uint64_t end = lx_now_ns();
+        if (times) {
+            times[3 * i] = start;
+            times[3 * i + 1] = end;
+            times[3 * i + 2] = out->tile_ns;
+        }
+        uint64_t serial = (end - start) * (workers ? workers : 1);
         __atomic_store_n(&step->cost_ns, serial > UINT32_MAX ? UINT32_MAX : (uint32_t)serial,
                          __ATOMIC_RELAXED);
         workgroups_run += out->workgroups_run;

@@ -409,13 +409,7 @@ class LocalDevice(HostQueueDevice):
         """All dispatches in one native call (ReplayProgram) when the buffer and this binding
         table allow it; otherwise command by command. One-shot buffers run command by command:
         building a program costs about one per-command execution, repaid only by replays."""
-        cached = command_buffer.replay
-        if cached is not None and cached[0] is self:
-            program = cached[1]
-        else:
-            program = None if command_buffer.mode & _ONE_SHOT else ReplayProgram.build(
-                command_buffer.commands)
-            command_buffer.replay = (self, program)
+        program = self._program(command_buffer)
         if program is not None:
             try:
                 if program.run(binding_table, self.serial):
@@ -423,6 +417,34 @@ class LocalDevice(HostQueueDevice):
             except AmdgpuCliError as error:
                 raise _hal_error(error) from error
         super()._execute(command_buffer, binding_table)
+
+    def _program(self, command_buffer: CommandBuffer) -> ReplayProgram | None:
+        """The command buffer's native program on this device, built on first use (None: it
+        runs command by command)."""
+        cached = command_buffer.replay
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        program = None if command_buffer.mode & _ONE_SHOT else ReplayProgram.build(
+            command_buffer.commands)
+        command_buffer.replay = (self, program)
+        return program
+
+    def _timed_program(self, command_buffer: CommandBuffer, binding_table):
+        """A profiled execution in one native call: (start, end, summed workgroup ns) per
+        dispatch, or None when it must run command by command."""
+        program = self._program(command_buffer)
+        if program is None:
+            return None
+        from ._dispatch import ffi
+
+        times = ffi.new("uint64_t[]", 3 * max(program.step_count, 1))
+        try:
+            if not program.run(binding_table, self.serial, times):
+                return None
+        except AmdgpuCliError as error:
+            raise _hal_error(error) from error
+        return [(times[3 * i], times[3 * i + 1], times[3 * i + 2])
+                for i in range(program.step_count)]
 
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
         self._run_dispatch(command, binding_table, False)

@@ -25,6 +25,9 @@ executable) makes `run` return False before anything ran; the device then takes 
 per-command path (`LocalDevice._dispatch`), which raises the exact errors at the exact point.
 A kernel failure stops the program at its dispatch and raises what `LocalExecutable` raises.
 
+Profiling: `run(..., times)` also times every dispatch natively (start, end, summed workgroup
+time), so a profiled execution keeps the one-call form.
+
 Lifetime: the program holds its PreparedDispatches (constants, plans) and executables; `run`
 holds the sources' storage until the native call returns. Threading: nothing is mutated by
 `run`, so a program may run from several threads; the pool runs one program at a time.
@@ -151,9 +154,16 @@ class ReplayProgram:
         except _NotReplayable:
             return None
 
-    def run(self, binding_table, serial: bool) -> bool:
+    @property
+    def step_count(self) -> int:
+        return self._step_count
+
+    def run(self, binding_table, serial: bool, times=None) -> bool:
         """Run every dispatch with `binding_table`; False (nothing ran) when a source or an
-        executable needs the per-command path. Raises a kernel failure as LocalExecutable does."""
+        executable needs the per-command path. Raises a kernel failure as LocalExecutable does.
+        `times` (profiling): a `uint64_t[3 * step_count]` (`ffi.new`) that gets each dispatch's
+        start, end (CLOCK_MONOTONIC ns, the clock of time.monotonic_ns) and summed workgroup
+        time."""
         for liveness in self._liveness:
             if not liveness.alive:  # a closed executable: the per-command path raises it
                 return False
@@ -187,7 +197,8 @@ class ReplayProgram:
         except IndexError:
             result = ffi.new("lx_dispatch_result_t*")
         status = lib.lx_program_run(pool_handle, concurrency, self._steps, self._step_count,
-                                    self._bindings, ffi.new("uint64_t[]", sources or [0]), result)
+                                    self._bindings, ffi.new("uint64_t[]", sources or [0]), result,
+                                    ffi.NULL if times is None else times)
         del keep_alive  # the sources' memory stayed referenced until the kernels returned
         if status:
             raise dispatch_failure(self._prepared[result.step].plan, status, result)
