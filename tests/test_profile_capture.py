@@ -236,3 +236,34 @@ def test_preset_names_expand_to_their_families(vmfbs, tmp_path):
     b = capture(["iree-run-module"], "local-task", vmfbs["matmul"], case.args, FULL, theirs)
     assert a.returncode == b.returncode == 0, a.stderr + b.stderr
     assert differences(_iree_profile(), ours, theirs, _reports("local-task")) == []
+
+
+@pytest.mark.parametrize("tool,extra", [("amdgpu-run", []),
+                                        ("amdgpu-benchmark", ["--benchmark_min_time=3x"])])
+def test_print_statistics(tool, extra, vmfbs):
+    """--print_statistics: IREE's allocator block (its layout from iree-run-module's own output),
+    with our allocator's numbers: the run's only allocator buffers are its input tensors (what
+    numpy says they hold), all freed by the end."""
+    import re
+
+    case = CASES["matmul"]
+    iree = _flags_run(vmfbs["matmul"], case.args, "--print_statistics", tool="iree-run-module")
+    ours = _flags_run(vmfbs["matmul"], case.args, "--print_statistics", *extra, tool=tool)
+    assert iree.returncode == ours.returncode == 0, ours.stderr
+
+    def block(stderr: str) -> list[str]:
+        lines = stderr.splitlines()
+        start = lines.index("Device: local-task")
+        return lines[start:start + 4]
+
+    shape = re.compile(r" +\d+B")  # " " + a number right-aligned in 12 columns + "B"
+    assert [shape.sub(" NB", line) for line in block(ours.stderr)] == \
+        [shape.sub(" NB", line) for line in block(iree.stderr)]
+    for line in block(ours.stderr)[2:]:
+        assert all(len(m) == 14 for m in re.findall(r" +\d+B", line.split(":", 1)[1]))
+    import numpy as np
+    from amdgpu_cli.tooling.io import parse_inputs
+
+    input_bytes = sum(np.asarray(v.array).nbytes for v in parse_inputs(case.inputs, "rr"))
+    device = [int(n) for n in re.findall(r"(\d+)B", block(ours.stderr)[3])]
+    assert device == [input_bytes, input_bytes, input_bytes, 0]  # peak, allocated, freed, live

@@ -43,7 +43,7 @@ def benchmark(device, module, function, input, batch_size, benchmark_repetitions
               benchmark_min_time, benchmark_min_warmup_time, benchmark_format, benchmark_out,
               benchmark_out_format, benchmark_report_aggregates_only,
               benchmark_display_aggregates_only, time_unit, amdgpu_libhsa_search_path,
-              profiling) -> None:
+              profiling, print_statistics) -> None:
     """Time functions of an IREE module (.vmfb) and report like iree-benchmark-module."""
     import sys
 
@@ -57,7 +57,8 @@ def benchmark(device, module, function, input, batch_size, benchmark_repetitions
         driver_options=({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
                         if amdgpu_libhsa_search_path else {}),
         batch_size=batch_size, repetitions=benchmark_repetitions, min_time=benchmark_min_time,
-        min_warmup_time=benchmark_min_warmup_time, time_unit=time_unit, profiling=profiling)
+        min_warmup_time=benchmark_min_warmup_time, time_unit=time_unit, profiling=profiling,
+        print_statistics=print_statistics)
     out_file = None
     if benchmark_out:
         from amdgpu_cli.outputs import OutputFile
@@ -69,6 +70,7 @@ def benchmark(device, module, function, input, batch_size, benchmark_repetitions
         sys.stderr.flush()
         with progress("benchmarking") as show:
             rows = benchmarks.run(progress=show)
+    statistics = benchmarks.session.statistics_text() if print_statistics else ""
     if benchmark_report_aggregates_only:
         rows = [r for r in rows if r.run_type == "aggregate"] or rows
     shown = rows
@@ -89,3 +91,6 @@ def benchmark(device, module, function, input, batch_size, benchmark_repetitions
         from amdgpu_cli.outputs import write_outputs
 
         write_outputs([(out_file, report(benchmark_out_format, rows).encode())])
+    if statistics:  # after the report, as iree-benchmark-module prints it
+        sys.stderr.write(statistics)
+        sys.stderr.flush()

@@ -39,7 +39,8 @@ def module_flags(function_help: str):
 
 def profiling_flags(command):
     """The --device_profiling_* flags and --print_device_statistics, shared by run and
-    benchmark; the command receives them as one `profiling` argument (ProfilingFlags)."""
+    benchmark; the command receives them as one `profiling` argument (ProfilingFlags), and
+    --print_statistics as `print_statistics`."""
     flags = [
         _flag("device_profiling_mode", default="", metavar="FAMILIES",
               help="Profile the device: comma-separated families (queue-events, host-execution, "
@@ -63,6 +64,8 @@ def profiling_flags(command):
               help="Flush the capture from a background thread every MS milliseconds."),
         _flag("print_device_statistics", is_flag=True,
               help="Profile into memory and print aggregate device statistics at the end."),
+        _flag("print_statistics", type=bool, default=False, is_flag=False, flag_value=True,
+              metavar="[=BOOL]", help="Print each device allocator's memory statistics at exit."),
     ]
 
     @functools.wraps(command)
@@ -80,6 +83,7 @@ def profiling_flags(command):
             counters=tuple(kwargs.pop("device_profiling_counter")),
             flush_interval_ms=kwargs.pop("device_profiling_flush_interval_ms"),
             print_device_statistics=kwargs.pop("print_device_statistics"))
+        kwargs["print_statistics"] = kwargs.pop("print_statistics")
         return command(*args, **kwargs)
 
     for flag in reversed(flags):
@@ -113,7 +117,7 @@ def profiling_flags(command):
 def run(device, module, function, input, output, expected_output, output_max_element_count,
         equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
         expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices,
-        amdgpu_libhsa_search_path, profiling) -> None:
+        amdgpu_libhsa_search_path, profiling, print_statistics) -> None:
     """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
     import sys
 
@@ -141,7 +145,7 @@ def run(device, module, function, input, output, expected_output, output_max_ele
         modules=list(module), devices=list(device), function=function, inputs=list(input),
         outputs=list(output), expected_outputs=list(expected_output),
         output_max_element_count=output_max_element_count, equality=equality,
-        driver_options=driver_options, profiling=profiling)
+        driver_options=driver_options, profiling=profiling, print_statistics=print_statistics)
     result = tool.run(options, sys.stdout)
     if result.exit_code:
         sys.exit(result.exit_code)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import threading
+import weakref
 from typing import TYPE_CHECKING
 
 from amdgpu_cli.hal.buffer import Buffer, _flag_int, allocated_buffer, host_address
@@ -141,7 +142,15 @@ class Allocator(abc.ABC):
         """A buffer aliasing host bytes (hal.allocator.import); None if this allocator cannot."""
         return None
 
+    # `--print_statistics`: count a buffer as freed when it is garbage-collected, not only when
+    # it is closed (a weakref finalizer per buffer: off unless asked for).
+    track_frees = False
+
     def _record_allocation(self, buffer: Buffer) -> None:
+        if self.track_frees:
+            buffer._freed_by = weakref.finalize(
+                buffer, self._count_free, buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL,
+                buffer._allocation_size)
         with self._lock:
             stats = self.statistics
             stats.live_buffers += 1
@@ -157,13 +166,33 @@ class Allocator(abc.ABC):
                     stats.host_bytes_peak = live
 
     def _on_buffer_closed(self, buffer: Buffer) -> None:
+        finalizer = getattr(buffer, "_freed_by", None)
+        if finalizer is not None:
+            finalizer.detach()  # counted now, not again when it is collected
+        self._count_free(buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL,
+                         buffer._allocation_size)
+
+    def _count_free(self, device_local: bool, size: int) -> None:
         with self._lock:
             stats = self.statistics
             stats.live_buffers -= 1
-            if buffer._memory_type & _DEVICE_LOCAL == _DEVICE_LOCAL:
-                stats.device_bytes_freed += buffer._allocation_size
+            if device_local:
+                stats.device_bytes_freed += size
             else:
-                stats.host_bytes_freed += buffer._allocation_size
+                stats.host_bytes_freed += size
+
+    def statistics_text(self) -> str:
+        """iree_hal_allocator_statistics_format's lines (after IREE's `[[ ... ]]` header)."""
+        stats = self.statistics
+        lines = []
+        for label, peak, allocated, freed in (
+                ("  HOST_LOCAL", stats.host_bytes_peak, stats.host_bytes_allocated,
+                 stats.host_bytes_freed),
+                ("DEVICE_LOCAL", stats.device_bytes_peak, stats.device_bytes_allocated,
+                 stats.device_bytes_freed)):
+            lines.append(f"{label}: {peak:12d}B peak / {allocated:12d}B allocated / "
+                         f"{freed:12d}B freed / {allocated - freed:12d}B live\n")
+        return "".join(lines)
 
 
 # HostAllocator._query's answers by (memory type, usage) as compiled code passes them (plain

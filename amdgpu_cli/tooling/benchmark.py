@@ -46,14 +46,15 @@ class BenchmarkOptions:
 
     __slots__ = ("modules", "devices", "function", "inputs", "driver_options", "batch_size",
                  "repetitions", "min_time", "min_warmup_time", "time_unit",
-                 "report_aggregates_only", "display_aggregates_only", "profiling")
+                 "report_aggregates_only", "display_aggregates_only", "profiling",
+                 "print_statistics")
 
     def __init__(self, *, modules: Sequence[str], devices: Sequence[str] = (), function: str = "",
                  inputs: Sequence[str] = (), driver_options: dict | None = None,
                  batch_size: int = 1, repetitions: int = 1, min_time: str = "0.5s",
                  min_warmup_time: float = 0.0, time_unit: str | None = None,
                  report_aggregates_only: bool = False, display_aggregates_only: bool = False,
-                 profiling=None):
+                 profiling=None, print_statistics: bool = False):
         self.modules = list(modules)
         self.devices = list(devices)
         self.function = function
@@ -75,6 +76,7 @@ class BenchmarkOptions:
         self.report_aggregates_only = report_aggregates_only
         self.display_aggregates_only = display_aggregates_only
         self.profiling = profiling  # tooling.profiling.ProfilingFlags or None
+        self.print_statistics = print_statistics
 
 
 def parse_min_time(text: str) -> float | int:
@@ -241,7 +243,8 @@ class Benchmarks:
 
             self.capture = Capture.from_flags(options.profiling)  # flags and path, checked now
         registry = (registry or default_registry()).with_options(options.driver_options)
-        self.session = Session(options.modules[-1], options.devices, registry=registry)
+        self.session = Session(options.modules[-1], options.devices, registry=registry,
+                               track_memory=options.print_statistics)
         try:
             if self.capture is not None:
                 try:
@@ -307,6 +310,7 @@ class Benchmarks:
     def close(self) -> None:
         if self.capture is not None and self.capture.active:
             self.capture.abort()
+        self.calls = []  # the inputs they hold go now (--print_statistics counts them freed)
         self.session.close()
 
     def __enter__(self) -> Benchmarks:

@@ -67,7 +67,8 @@ class RunOptions:
     {"amdgpu": {"libhsa_search_paths": [...]}}; see DriverRegistry.with_options)."""
 
     __slots__ = ("modules", "devices", "function", "inputs", "outputs", "expected_outputs",
-                 "output_max_element_count", "equality", "driver_options", "profiling")
+                 "output_max_element_count", "equality", "driver_options", "profiling",
+                 "print_statistics")
 
     def __init__(self, modules: list[str], devices: list[str] | None = None, function: str = "",
                  inputs: list[str] | None = None, outputs: list[str] | None = None,
@@ -75,7 +76,7 @@ class RunOptions:
                  output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT,
                  equality: Equality | None = None,
                  driver_options: dict[str, dict[str, object]] | None = None,
-                 profiling: ProfilingFlags | None = None):
+                 profiling: ProfilingFlags | None = None, print_statistics: bool = False):
         self.modules = modules
         self.devices = [] if devices is None else devices
         self.function = function
@@ -86,6 +87,7 @@ class RunOptions:
         self.equality = equality
         self.driver_options = {} if driver_options is None else driver_options
         self.profiling = profiling  # --device_profiling_* / --print_device_statistics
+        self.print_statistics = print_statistics
 
 
 class RunResult:
@@ -116,7 +118,7 @@ class Session:
     """Devices + the `hal` module + one bytecode module instantiated over them."""
 
     def __init__(self, module: BytecodeModule | str, devices: Sequence[str] = (), *,
-                 registry=None):
+                 registry=None, track_memory: bool = False):
         registry = registry or default_registry()
         if not isinstance(module, BytecodeModule):
             path = module
@@ -127,6 +129,9 @@ class Session:
         self.module = module
         self._cconvs: dict[str, tuple[str, str]] = {}  # function -> cconv(function)
         self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
+        if track_memory:  # --print_statistics: frees counted when buffers are collected
+            for device in self.devices:
+                device.allocator.track_frees = True
         try:
             self.hal = HalModule(self.devices)
             self.context = VmContext(module, native_modules=[self.hal])
@@ -202,6 +207,15 @@ class Session:
     def download(self, view: BufferView):
         """A BufferView's contents as a Tensor."""
         return from_vm(view, "r", self.device)
+
+    def statistics_text(self) -> str:
+        """`--print_statistics`: IREE's allocator block per device (call once everything the
+        run made was dropped: after close())."""
+        import gc
+
+        gc.collect()  # buffers in reference cycles count as freed once collected
+        return "".join(f"Device: {device.identifier}\n[[ iree_hal_allocator_t memory statistics "
+                       f"]]\n{device.allocator.statistics_text()}" for device in self.devices)
 
 
 def select_function(module: BytecodeModule, name: str) -> str:
@@ -320,9 +334,18 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         capture = Capture.from_flags(options.profiling)  # flags and the output path, checked now
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
-        session = Session(options.modules[-1], options.devices, registry=registry)
+        session = Session(options.modules[-1], options.devices, registry=registry,
+                          track_memory=options.print_statistics)
     except AmdgpuCliError as e:
         raise _annotate(e, "creating run context") from None
+    result = _run_session(session, options, out, targets, capture)
+    if options.print_statistics:  # at exit, as iree-run-module prints it
+        sys.stderr.write(session.statistics_text())
+        sys.stderr.flush()
+    return result
+
+
+def _run_session(session: Session, options: RunOptions, out, targets, capture) -> RunResult:
     with session:
         try:
             function = select_function(session.module, options.function)

@@ -354,16 +354,16 @@ class LocalDevice(HostQueueDevice):
     def _pool_alloca(self, memory_type, usage, byte_length):
         if byte_length < 0:
             raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
-        allocator = self._allocator
         compatibility, memory_type, usage = HostAllocator._query(memory_type, usage)
         if not compatibility & BufferCompatibility.ALLOCATABLE:
             raise HalError("allocator cannot allocate a buffer with the given parameters",
                            status="INVALID_ARGUMENT")
         pool = self._transients
         reservation = pool.reserve(byte_length)
+        # Not an allocation of the device allocator: its statistics count none of the pool's
+        # transients, as IREE's count none of its queue pool's.
         buffer = allocated_buffer(pool.storage(reservation, byte_length), reservation.address,
-                                  memory_type, usage, allocator)
-        allocator._record_allocation(buffer)
+                                  memory_type, usage, None)
         buffer._transient = reservation  # dropping the buffer releases the reservation
         recorder = self.profiler
         if recorder is not None:
