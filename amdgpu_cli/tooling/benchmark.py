@@ -118,13 +118,22 @@ class Run(NamedTuple):
 # -- measuring --------------------------------------------------------------------------------
 
 def benchmark_functions(module, name: str, cconv: Callable[[str], tuple[str, str]]) -> list[str]:
-    """`--function`, or every public export that takes no arguments."""
+    """`--function`, or every public export that takes no arguments (a coarse-fences export:
+    none but its two fences)."""
     from amdgpu_cli.tooling.run import select_function
 
     if name:
         return [select_function(module, name)]
-    return [e.name for e in module.exports
-            if not e.name.startswith("__") and "$" not in e.name and not cconv(e.name)[0]]
+    names = []
+    for ordinal, export in enumerate(module.exports):
+        if export.name.startswith("__") or "$" in export.name:
+            continue
+        args = cconv(export.name)[0]
+        if module.signatures[ordinal].attrs.get("iree.abi.model") == "coarse-fences":
+            args = args[:-2] if args.endswith("rr") else args
+        if not args:
+            names.append(export.name)
+    return names
 
 
 def _timed(call: Callable[[], object], passes: int, flush: Callable[[], None] | None = None
@@ -260,6 +269,9 @@ class Benchmarks:
             self.calls: list[tuple[str, Callable[[], object]]] = []
             for name in names:
                 arg_chars, _ = self.session.cconv(name)
+                asynchronous = self.session.is_async(name) and arg_chars.endswith("rr")
+                if asynchronous:
+                    arg_chars = arg_chars[:-2]  # the fences are the tool's, not inputs
                 try:
                     inputs = parse_inputs(options.inputs, arg_chars)
                     vm_args = [to_vm(v, ch, self.session.device)
@@ -271,12 +283,23 @@ class Benchmarks:
                                          f"{len(arg_chars)} arguments but passed "
                                          f"{len(vm_args)}", status="INVALID_ARGUMENT")
                 vm_call = self.session.context.caller(name)
+                if asynchronous:
+                    # A coarse-fences call: new fences each time, the call, then the wait for its
+                    # signal fence (iree-benchmark-module times the call and the wait; making
+                    # the fences is timed here too: a few microseconds).
+                    def call(vm_call=vm_call, args=vm_args, fences=self.session.async_fences):
+                        wait, finish = fences()
+                        vm_call([*args, wait, finish])
+                        finish.wait()
+                else:
+                    def call(vm_call=vm_call, args=vm_args):
+                        vm_call(args)
                 if self.capture is None:  # a capture records every call, as IREE's does
                     try:
-                        vm_call(vm_args)  # fails here, once, rather than inside the timing loop
+                        call()  # fails here, once, rather than inside the timing loop
                     except AmdgpuCliError as e:
                         raise _annotate(e, f"invoking function '{name}'") from None
-                self.calls.append((name, lambda call=vm_call, args=vm_args: call(args)))
+                self.calls.append((name, call))
         except BaseException:
             self.session.close()
             raise

@@ -166,6 +166,21 @@ class Session:
             return None
         return self.module.signatures[ordinal].attrs.get("iree.abi.declaration")
 
+    def is_async(self, function: str) -> bool:
+        """Whether `function` uses the coarse-fences ABI (`iree.abi.model`): its last two
+        arguments are a wait fence and a signal fence (modules compiled with
+        --iree-execution-model=async-external)."""
+        ordinal = self.module.exports_by_name.get(function)
+        if ordinal is None:
+            return False
+        return self.module.signatures[ordinal].attrs.get("iree.abi.model") == "coarse-fences"
+
+    def async_fences(self) -> tuple[None, Fence]:
+        """The (wait, signal) fences a tool appends to a coarse-fences call, as IREE's tools
+        do: no wait fence, and a signal fence at value 1 of a new semaphore, to wait on after
+        the call."""
+        return None, Fence.create(self.device.create_semaphore(0), 1)
+
     def cconv(self, function: str) -> tuple[str, str]:
         """(argument chars, result chars) of export `function`."""
         chars = self._cconvs.get(function)
@@ -358,6 +373,9 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
             return _annotate(e, f"`{declaration}`") if declaration else e
 
         arg_chars, res_chars = session.cconv(function)
+        asynchronous = session.is_async(function) and arg_chars.endswith("rr")
+        if asynchronous:
+            arg_chars = arg_chars[:-2]  # the fences are the tool's, not inputs
         if capture is not None:
             try:
                 capture.check(session.devices)
@@ -379,7 +397,16 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
             if len(vm_args) != len(arg_chars):
                 raise VmTrap(f"input list and function mismatch; expected {len(arg_chars)} "
                              f"arguments but passed {len(vm_args)}", status="INVALID_ARGUMENT")
+            finish = None
+            if asynchronous:
+                wait, finish = session.async_fences()
+                vm_args = [*vm_args, wait, finish]
             vm_results = session.context.call(function, vm_args)
+            if finish is not None:
+                try:
+                    finish.wait()
+                except AmdgpuCliError as e:
+                    raise _annotate(e, "waiting on finish fence") from None
         except AmdgpuCliError as e:
             if capture is not None:
                 capture.abort()
