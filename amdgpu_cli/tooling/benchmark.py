@@ -242,9 +242,6 @@ class Benchmarks:
 
         if not options.modules:
             raise UsageError("no --module= specified")
-        if len(options.modules) > 1:
-            raise AmdgpuCliError("only one --module= per run is supported",
-                                 status="UNIMPLEMENTED")
         self.options = options
         self.capture = None
         if options.profiling is not None and options.profiling.requested:
@@ -253,7 +250,8 @@ class Benchmarks:
             self.capture = Capture.from_flags(options.profiling)  # flags and path, checked now
         registry = (registry or default_registry()).with_options(options.driver_options)
         self.session = Session(options.modules[-1], options.devices, registry=registry,
-                               track_memory=options.print_statistics)
+                               track_memory=options.print_statistics,
+                               libraries=options.modules[:-1])
         try:
             if self.capture is not None:
                 try:

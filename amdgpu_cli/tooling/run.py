@@ -21,8 +21,8 @@ and VM/HAL values, shared with `amdgpu_cli.api`. Tensors travel as bytes (upload
 `queue_update`, read back with `Buffer.read`), so a run with tensor arguments and results never
 imports numpy; scalar results become numpy scalars, which import it; `--expected_output`
 loads its checker (`expected`) on use.
-Only one bytecode module per context is supported (the VM context takes one); earlier `--module`s
-are rejected with UNIMPLEMENTED.
+Several `--module`s: each is instantiated in order over the `hal` module and the ones before it
+(`vm.context.BytecodeImports`), the last is the main one.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from amdgpu_cli.tooling.io import (
     write_outputs,
 )
 from amdgpu_cli.tooling.values import _VM_SCALAR_TYPES, StorageBuffer, Tensor, _vm_scalar
-from amdgpu_cli.vm.context import VmContext
+from amdgpu_cli.vm.context import BytecodeImports, VmContext
 from amdgpu_cli.vm.hal_module import HalModule
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
@@ -118,25 +118,31 @@ class Session:
     """Devices + the `hal` module + one bytecode module instantiated over them."""
 
     def __init__(self, module: BytecodeModule | str, devices: Sequence[str] = (), *,
-                 registry=None, track_memory: bool = False):
+                 registry=None, track_memory: bool = False,
+                 libraries: Sequence[BytecodeModule | str] = ()):
+        """`libraries`: earlier `--module`s, instantiated first, in order; each may import
+        from the ones before it, and `module` (the main one, the last `--module`) from all."""
         registry = registry or default_registry()
-        if not isinstance(module, BytecodeModule):
-            path = module
-            try:
-                module = load_vmfb(path)
-            except AmdgpuCliError as e:
-                raise _annotate(e, f"loading bytecode module at '{path}'") from None
+        module = _load(module)
+        libraries = [_load(m) for m in libraries]
         self.module = module
         self._cconvs: dict[str, tuple[str, str]] = {}  # function -> cconv(function)
         self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
         if track_memory:  # --print_statistics: frees counted when buffers are collected
             for device in self.devices:
                 device.allocator.track_frees = True
+        self.libraries: list[VmContext] = []
+        self.context = None
         try:
             self.hal = HalModule(self.devices)
-            self.context = VmContext(module, native_modules=[self.hal])
+            natives = [self.hal]
+            for library in libraries:
+                context = VmContext(library, native_modules=natives)
+                self.libraries.append(context)
+                natives = [*natives, BytecodeImports(context)]
+            self.context = VmContext(module, native_modules=natives)
         except BaseException:
-            self.close_devices()
+            self.close()
             raise
 
     @property
@@ -149,8 +155,9 @@ class Session:
 
     def close(self) -> None:
         try:
-            if getattr(self, "context", None) is not None:
-                self.context.close()
+            for context in [self.context, *reversed(getattr(self, "libraries", []))]:
+                if context is not None:
+                    context.close()  # __deinit, the main module first
         finally:
             self.close_devices()
 
@@ -231,6 +238,15 @@ class Session:
         gc.collect()  # buffers in reference cycles count as freed once collected
         return "".join(f"Device: {device.identifier}\n[[ iree_hal_allocator_t memory statistics "
                        f"]]\n{device.allocator.statistics_text()}" for device in self.devices)
+
+
+def _load(module: BytecodeModule | str) -> BytecodeModule:
+    if isinstance(module, BytecodeModule):
+        return module
+    try:
+        return load_vmfb(module)
+    except AmdgpuCliError as e:
+        raise _annotate(e, f"loading bytecode module at '{module}'") from None
 
 
 def select_function(module: BytecodeModule, name: str) -> str:
@@ -338,8 +354,6 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
     out = stdout if stdout is not None else sys.stdout
     if not options.modules:
         raise AmdgpuCliError("no --module= specified", status="INVALID_ARGUMENT")
-    if len(options.modules) > 1:
-        raise AmdgpuCliError("only one --module= per run is supported", status="UNIMPLEMENTED")
     # Output paths are checked before any work: a directory or a missing folder fails now.
     targets = output_targets(options.outputs) if options.outputs else None
     capture = None
@@ -350,7 +364,7 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
         session = Session(options.modules[-1], options.devices, registry=registry,
-                          track_memory=options.print_statistics)
+                          track_memory=options.print_statistics, libraries=options.modules[:-1])
     except AmdgpuCliError as e:
         raise _annotate(e, "creating run context") from None
     result = _run_session(session, options, out, targets, capture)

@@ -33,7 +33,7 @@ from amdgpu_cli.vm.interpreter import (ImportBinding, Interpreter, ModuleState, 
                                        raw_to_host)
 from amdgpu_cli.vm.refs import VmTrap
 
-__all__ = ["NativeFunction", "NativeModule", "VmContext"]
+__all__ = ["BytecodeImports", "NativeFunction", "NativeModule", "VmContext"]
 
 
 class NativeFunction(NamedTuple):
@@ -187,3 +187,33 @@ class VmContext:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class BytecodeImports(NativeModule):
+    """An instantiated bytecode module's exports as a module later ones import from: several
+    `--module`s, each resolved against the ones before it (IREE registers them in order; a
+    module imports `lib.fn` from the module named `lib`). Calls go through the providing
+    context's `call`, with host values both ways; its module state is its own."""
+
+    def __init__(self, context: VmContext):
+        self.context = context
+        module = context.module
+        self.name = module.name
+        self.version = module.version
+        self._functions = {}
+        for export in module.exports:
+            if export.name.startswith("__"):
+                continue
+            cconv = context.export_cconv(export.name)
+            self._functions[export.name] = NativeFunction(
+                export.name, cconv, self._caller(export.name))
+
+    def _caller(self, name: str) -> Callable:
+        call = self.context.call
+
+        def fn(*args):
+            return call(name, list(args))
+        return fn
+
+    def functions(self) -> dict[str, NativeFunction]:
+        return self._functions
