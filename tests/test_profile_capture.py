@@ -305,3 +305,24 @@ def test_periodic_flush_streams_chunks_while_the_run_goes(tmp_path):
     # alloca, alloca, execute, dealloca per call: each recorded once, or counted as dropped when
     # the flush thread fell behind and the ring was full (IREE's lossy families do the same)
     assert summary["queue_event_records"] + summary["dropped_records"] == 4 * calls, summary
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["", "queue-events,memory-events",
+                                  "host-execution,command-region-events"])
+@pytest.mark.parametrize("stem", ["matmul", MODEL_WITH_TRANSFERS])
+def test_print_device_statistics_as_iree(stem, mode, device, vmfbs):
+    """--print_device_statistics: the same block as iree-run-module's, line for line, once the
+    times (which no two runs share) are masked."""
+    import re
+
+    case = CASES[stem]
+    flags = ["--print_device_statistics"] + ([f"--device_profiling_mode={mode}"] if mode else [])
+    blocks = []
+    for tool in ("amdgpu-run", "iree-run-module"):
+        done = subprocess.run([tool, f"--device={device}", f"--module={vmfbs[stem]}", *case.args,
+                               *flags], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        blocks.append(re.sub(r"[0-9.]+ (ns|us|ms|s)\b", "T", done.stderr))
+    assert blocks[0] == blocks[1]
+    assert "IREE HAL device statistics:" in blocks[0]

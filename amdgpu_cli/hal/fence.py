@@ -89,7 +89,13 @@ class Fence:
         return StatusCode.OK
 
     def is_reached(self) -> bool:
-        return self.query() == StatusCode.OK
+        for semaphore, value in self._timepoints.items():
+            if type(semaphore) is Semaphore:  # the usual case: no property calls
+                if semaphore._failure is not None or semaphore._value < value:
+                    return False
+            elif semaphore.failure is not None or semaphore.payload < value:
+                return False
+        return True
 
     def signal(self) -> None:
         for semaphore, value in self._timepoints.items():
