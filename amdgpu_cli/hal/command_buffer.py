@@ -158,6 +158,7 @@ class CommandBuffer:
         # execution, reused by every later one (see drivers/local/program.py).
         self.replay: tuple | None = None
         self.profile_id = 0  # numbered by the device that made it (Device.create_command_buffer)
+        self.profile_plan = None  # (recorder, plan) of a profiled execution (hal/device.py)
 
     def __repr__(self) -> str:
         return (f"<CommandBuffer {self.state.value} {len(self.commands)} commands "

@@ -429,43 +429,35 @@ class HostQueueDevice(Device):
         device can (`_timed_program`), else command by command."""
         recorder = self.profiler
         operation = self._profile_op
+        timed = self._timed_program(command_buffer, binding_table)
+        if timed is not None:
+            self._record_timed(recorder, operation, command_buffer, timed)
+            return
         families = recorder.families
         spans = families & _prof.Family.HOST_EXECUTION
         regions = self._profile_command_buffers and families & _prof.Family.COMMAND_REGION_EVENTS
         indexed = self._profile_command_buffers
-        timed = self._timed_program(command_buffer, binding_table)
         region = None  # [number, start, dispatches, tiles, end]
         finished = []  # completed regions, written once the next one is known
-        dispatch_number = 0
         for index, command in enumerate(command_buffer.commands):
             if isinstance(command, ExecutionBarrierCommand):
                 if region is not None:
-                    if timed is None:
-                        region[4] = now_ns()
+                    region[4] = now_ns()
                     finished.append(region)
                     region = None
                 continue
             if isinstance(command, (DebugGroupCommand, AdviseBufferCommand)):
                 continue
             if regions and region is None:
-                region = [len(finished), now_ns() if timed is None else None, 0, 0, 0]
+                region = [len(finished), now_ns(), 0, 0, 0]
             if isinstance(command, DispatchCommand):
-                if timed is None:
-                    start = now_ns()
-                    workgroup_count, tile_ns = self._dispatch_profiled(command, binding_table)
-                    end = now_ns()
-                else:
-                    start, end, tile_ns = timed[dispatch_number]
-                    workgroup_count = tuple(command.workgroup_count)
-                dispatch_number += 1
+                start = now_ns()
+                workgroup_count, tile_ns = self._dispatch_profiled(command, binding_table)
+                end = now_ns()
                 tiles = workgroup_count[0] * workgroup_count[1] * workgroup_count[2]
                 if region is not None:
                     region[2] += 1
                     region[3] += tiles
-                    if timed is not None:
-                        if region[1] is None:
-                            region[1] = start
-                        region[4] = end
                 if spans:
                     executable = command.executable
                     export = executable.exports[command.entry_point]
@@ -481,17 +473,18 @@ class HostQueueDevice(Device):
                         tiles, end - start if tile_ns is None else tile_ns, 1, 0],
                         _prof.HOST_EXECUTION_EVENT_ID)
             else:
-                self._run_command(command, binding_table)  # never reached by a timed program
+                self._run_command(command, binding_table)
                 if region is not None:
                     region[3] += 1
         if region is not None:
-            if timed is None:
-                region[4] = now_ns()
+            region[4] = now_ns()
             finished.append(region)
+        self._record_regions(recorder, operation, finished)
+
+    def _record_regions(self, recorder, operation, finished) -> None:
+        """Command-region events of [number, start, dispatches, tiles, end] regions."""
         for i, (number, start, dispatches, tiles, end) in enumerate(finished):
             last = i == len(finished) - 1
-            if start is None:
-                start = end = now_ns()
             recorder.append("command-region-events", _prof.command_region_event(
                 flags=_prof.REGION_FLAG_COMMAND_BUFFER | (
                     _prof.REGION_FLAG_TERMINAL if last else _prof.REGION_FLAG_HAS_NEXT_REGION),
@@ -502,9 +495,65 @@ class HostQueueDevice(Device):
                 next_tile_count=0 if last else finished[i + 1][3],
                 worker_count=self._profile_worker_count), _prof.COMMAND_REGION_EVENT_ID)
 
+    def _record_timed(self, recorder, operation, command_buffer, times) -> None:
+        """The events of a natively timed execution (`times`: start, end, summed workgroup ns
+        per dispatch, flat), from a plan of the command buffer made once per session: its
+        dispatches' fixed fields and its regions' dispatch ranges."""
+        plan = command_buffer.profile_plan
+        if plan is None or plan[0] is not recorder:
+            plan = command_buffer.profile_plan = (recorder, self._profile_plan(recorder,
+                                                                                command_buffer))
+        dispatches, regions = plan[1]
+        if recorder.families & _HOST_EXECUTION:
+            submission, command_buffer_id = operation.submission, operation.command_buffer_id
+            append = recorder.append
+            for i, (index, executable_id, ordinal, count, size, tiles) in enumerate(dispatches):
+                start, end = times[3 * i], times[3 * i + 1]
+                append("host-execution-events", [
+                    _HOST_EXECUTION_EVENT_SIZE, Op.DISPATCH, _prof.HOST_FLAG_COMMAND_BUFFER, 0,
+                    0, submission, command_buffer_id, executable_id, 0, 0, 0, 0, index, ordinal,
+                    count, size, start, end, 0, tiles, times[3 * i + 2], 1, 0],
+                    _prof.HOST_EXECUTION_EVENT_ID)
+        if regions:
+            self._record_regions(recorder, operation, [
+                [number, times[3 * first], count, tiles, times[3 * last + 1]]
+                for number, (first, last, count, tiles) in enumerate(regions)])
+
+    def _profile_plan(self, recorder, command_buffer):
+        """(dispatches, regions) of a command buffer whose commands are dispatches between
+        barriers: per dispatch (command index, executable id, ordinal, workgroup count, size,
+        tiles); per region (first dispatch, last dispatch, dispatch count, tiles)."""
+        indexed = self._profile_command_buffers
+        with_regions = indexed and recorder.families & _prof.Family.COMMAND_REGION_EVENTS
+        dispatches, regions, current = [], [], None
+        for index, command in enumerate(command_buffer.commands):
+            if isinstance(command, ExecutionBarrierCommand):
+                if current is not None:
+                    regions.append(tuple(current))
+                    current = None
+                continue
+            if not isinstance(command, DispatchCommand):
+                continue
+            count = tuple(command.workgroup_count)
+            tiles = count[0] * count[1] * count[2]
+            export = command.executable.exports[command.entry_point]
+            dispatches.append((index if indexed else _U32_MAX,
+                               self._profile_executable(recorder, command.executable),
+                               command.entry_point, count, tuple(export.workgroup_size), tiles))
+            if with_regions:
+                number = len(dispatches) - 1
+                if current is None:
+                    current = [number, number, 0, 0]
+                current[1] = number
+                current[2] += 1
+                current[3] += tiles
+        if current is not None:
+            regions.append(tuple(current))
+        return dispatches, regions
+
     def _timed_program(self, command_buffer: CommandBuffer, binding_table):
-        """Runs a whole command buffer natively, timing each dispatch: (start, end, summed
-        workgroup ns) per dispatch; None (nothing ran) to go command by command."""
+        """Runs a whole command buffer natively, timing each dispatch: start, end and summed
+        workgroup ns per dispatch, flat; None (nothing ran) to go command by command."""
         return None
 
     def _dispatch_profiled(self, command: DispatchCommand, binding_table):

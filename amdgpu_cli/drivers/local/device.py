@@ -430,8 +430,8 @@ class LocalDevice(HostQueueDevice):
         return program
 
     def _timed_program(self, command_buffer: CommandBuffer, binding_table):
-        """A profiled execution in one native call: (start, end, summed workgroup ns) per
-        dispatch, or None when it must run command by command."""
+        """A profiled execution in one native call: start, end and summed workgroup ns of each
+        dispatch (a flat list), or None when it must run command by command."""
         program = self._program(command_buffer)
         if program is None:
             return None
@@ -443,8 +443,7 @@ class LocalDevice(HostQueueDevice):
                 return None
         except AmdgpuCliError as error:
             raise _hal_error(error) from error
-        return [(times[3 * i], times[3 * i + 1], times[3 * i + 2])
-                for i in range(program.step_count)]
+        return ffi.unpack(times, 3 * program.step_count)
 
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
         self._run_dispatch(command, binding_table, False)
