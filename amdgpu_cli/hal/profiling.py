@@ -284,9 +284,9 @@ class Recorder:
     """One profile session on a sink for one device (see the module docstring).
 
     `name` is the producer name every chunk carries (the device identifier). Subclasses or
-    devices add events with `append(suffix, event)` where `event` is a tuple in the layout's
+    devices add events with `append(suffix, event)` where `event` is a list in the layout's
     field order, its first element `record_length`, its event id filled in by `append`
-    (`id_index`: the tuple position of event_id, or None for records without one).
+    (`id_index`: the list position of event_id, or None for records without one).
     """
 
     ring_capacity = 4096
@@ -306,15 +306,14 @@ class Recorder:
         self._command_buffers = weakref.WeakKeyDictionary()
         self._next_executable_id = 1
         self._next_command_buffer_id = 1
-        self._next_submission_id = 1
+        self._submissions = itertools.count(1)  # next() is atomic: submitters on any thread
         self._ended = False
         self.error: BaseException | None = None  # the first sink failure (reported at end)
 
     # -- ids ------------------------------------------------------------------------------------
     def next_submission(self) -> int:
-        submission = self._next_submission_id
-        self._next_submission_id = submission + 1
-        return submission
+        """Submission ids, from 1 per session."""
+        return next(self._submissions)
 
     def ring(self, suffix: str) -> EventRing:
         ring = self.rings.get(suffix)
