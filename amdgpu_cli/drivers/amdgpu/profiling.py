@@ -33,6 +33,9 @@ HOST_TIME_BRACKET. IREE marks its samples DEVICE_TICK_UNALIGNED when device-queu
 (its PM4 ticks and KFD samples come from different counters); ours come from one clock, so they
 are aligned and the fit holds for both families.
 
+Capture filters (`--device_profiling_filter_*`) select the dispatches that get a timed event (a
+glob over the export name, command buffer id, command index, GPU, queue); the others run untimed.
+
 Events are collected at flush: completed signals are read and returned to the pool, the rest wait
 for a later flush; `end` waits (bounded) for the queues to go idle first. Event ids count from 1
 per queue (dispatch and device-queue separately), submission ids from 1 per session, as IREE.
