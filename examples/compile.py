@@ -79,13 +79,14 @@ def _first_error_line(text: str) -> str:
     return lines[0] if lines else "no diagnostic output"
 
 
-def compile_model(mlir_path, out_path, target: str = "llvm-cpu") -> Path:
-    """Compile one MLIR file to a .vmfb; returns out_path. Raises CompileError."""
+def compile_model(mlir_path, out_path, target: str = "llvm-cpu", extra_flags=()) -> Path:
+    """Compile one MLIR file to a .vmfb (`extra_flags` after the target's, e.g.
+    --iree-execution-model=async-external); returns out_path. Raises CompileError."""
     mlir_path = Path(mlir_path)
     out_path = Path(out_path)
     if not mlir_path.is_file():
         raise CompileError(f"model not found: {mlir_path}")
-    flags = target_flags(target)
+    flags = [*target_flags(target), *extra_flags]
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = out_path.with_name(out_path.name + ".partial")
     cmd = [iree_compile_binary(), *flags, str(mlir_path), "-o", str(tmp_path)]

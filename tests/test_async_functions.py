@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from capture_parity import capture, differences
+from examples.compile import compile_model
 from iree_tools import iree_compile_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,13 +25,10 @@ ARGS = ["--function=predict", "--input=1x16xf32=1"]
 
 @pytest.fixture(scope="module")
 def async_mlp(tmp_path_factory) -> Path:
-    compiler = iree_compile_or_skip()
-    out = tmp_path_factory.mktemp("async") / "mlp_async.vmfb"
-    subprocess.run([compiler, "--iree-hal-target-backends=llvm-cpu",
-                    "--iree-llvmcpu-target-cpu=generic", "--iree-execution-model=async-external",
-                    str(ROOT / "examples" / "models" / "mlp.mlir"), "-o", str(out)],
-                   check=True, capture_output=True, timeout=300)
-    return out
+    iree_compile_or_skip()
+    return compile_model(ROOT / "examples" / "models" / "mlp.mlir",
+                         tmp_path_factory.mktemp("async") / "mlp_async.vmfb",
+                         extra_flags=["--iree-execution-model=async-external"])
 
 
 def _run(tool: str, device: str, vmfb: Path, *extra) -> subprocess.CompletedProcess:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from capture_parity import FAMILIES, differences
+from examples.compile import compile_model
 from iree_tools import iree_compile_or_skip
 
 pytestmark = pytest.mark.skipif(
@@ -43,15 +44,12 @@ ARGS = ["--function=run", "--input=4xf32=1 2 3 4"]
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory) -> list[Path]:
-    compiler = iree_compile_or_skip()
+    iree_compile_or_skip()
     folder = tmp_path_factory.mktemp("modules")
     out = []
     for name, text in (("lib", LIBRARY), ("main", MAIN)):
         (folder / f"{name}.mlir").write_text(text)
-        out.append(folder / f"{name}.vmfb")
-        subprocess.run([compiler, "--iree-hal-target-backends=llvm-cpu",
-                        "--iree-llvmcpu-target-cpu=generic", str(folder / f"{name}.mlir"),
-                        "-o", str(out[-1])], check=True, capture_output=True, timeout=300)
+        out.append(compile_model(folder / f"{name}.mlir", folder / f"{name}.vmfb"))
     return out
 
 

@@ -231,6 +231,23 @@ class HostAllocator(Allocator):
         return compatibility, memory_type, usage
 
     def allocate(self, memory_type, usage, byte_length):
+        memory_type, usage = self.resolve(memory_type, usage, byte_length)
+        if self.limit_bytes is not None:
+            stats = self.statistics
+            live = (stats.host_bytes_allocated - stats.host_bytes_freed
+                    + stats.device_bytes_allocated - stats.device_bytes_freed)
+            if live + byte_length > self.limit_bytes:
+                raise HalError(f"allocation of {byte_length} bytes exceeds the allocator limit of "
+                               f"{self.limit_bytes} bytes", status="RESOURCE_EXHAUSTED")
+        storage, address = _aligned_bytes(byte_length)
+        buffer = allocated_buffer(storage, address, memory_type, usage, self)
+        self._record_allocation(buffer)
+        return buffer
+
+    def resolve(self, memory_type, usage, byte_length) -> tuple[int, int]:
+        """The memory type and usage (plain ints) a buffer of these parameters gets; raises
+        INVALID_ARGUMENT for a negative size or parameters it cannot allocate. Allocations of
+        host memory made elsewhere (a device's queue pool) check through it too."""
         if byte_length < 0:
             raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
         if type(self).query_compatibility is HostAllocator.query_compatibility:
@@ -248,17 +265,7 @@ class HostAllocator(Allocator):
         if not compatibility & _ALLOCATABLE:
             raise HalError("allocator cannot allocate a buffer with the given parameters",
                            status="INVALID_ARGUMENT")
-        if self.limit_bytes is not None:
-            stats = self.statistics
-            live = (stats.host_bytes_allocated - stats.host_bytes_freed
-                    + stats.device_bytes_allocated - stats.device_bytes_freed)
-            if live + byte_length > self.limit_bytes:
-                raise HalError(f"allocation of {byte_length} bytes exceeds the allocator limit of "
-                               f"{self.limit_bytes} bytes", status="RESOURCE_EXHAUSTED")
-        storage, address = _aligned_bytes(byte_length)
-        buffer = allocated_buffer(storage, address, memory_type, usage, self)
-        self._record_allocation(buffer)
-        return buffer
+        return memory_type, usage
 
     def import_host(self, data, memory_type, usage, *, writable=None):
         """Alias host bytes without copying. Read-only sources need SHARING_IMMUTABLE usage."""

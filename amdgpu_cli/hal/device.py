@@ -14,8 +14,9 @@ is asked (raising IREE's error when not), `profiling_begin(options, sink)` start
 for every queue operation: a queue event (submission ids from 1, wait/signal counts, the
 dependency strategy it met), a host-execution span (with one span per dispatch of an executed
 command buffer: tile count and tile time), memory events for queue allocations, executable and
-command-buffer metadata at first use; while a session is open, command buffers run command by
-command so each dispatch is timed. Subclasses choose the flavour (`_profile_*` attributes).
+command-buffer metadata at first use. A profiled command buffer runs as one natively timed call
+where the device can (`_timed_program`), else command by command so each dispatch is timed.
+Subclasses choose the flavour (`_profile_*` attributes).
 Lifetime: `close()` is idempotent; a device holds its allocator and executable cache.
 Sources: IREE runtime/src/iree/hal/device.h, drivers/null/device.c, modules/hal/module.c.
 """
@@ -305,8 +306,6 @@ class HostQueueDevice(Device):
                            status="UNIMPLEMENTED")
 
     def profiling_begin(self, options, sink) -> None:
-        if self.profiler is not None:
-            self._profile_session_start()  # raises
         self.profiling_check(options)
         recorder = _prof.Recorder(sink, self.identifier, options,
                                   session_id=self._profile_session_start())
@@ -319,10 +318,8 @@ class HostQueueDevice(Device):
     def _profiled(self, op, queue_affinity, wait, signal, work, args, *, payload_length=0,
                   operation_count=1, command_buffer=None):
         """`_submit` with a queue event and a host-execution span around it."""
-        if queue_affinity.__class__ is not int:
+        if queue_affinity.__class__ is not int:  # refused before anything is recorded
             normalize_queue_affinity(queue_affinity)
-        if self._closed:
-            raise HalError("device is closed", status="FAILED_PRECONDITION")
         recorder = self.profiler
         families = recorder.families
         submission = recorder.next_submission()
@@ -346,34 +343,32 @@ class HostQueueDevice(Device):
                 operation_count = len(command_buffer.commands)
         operation = _ProfiledOp(submission, command_buffer_id, wait_count)
         self._profile_op = operation
-        status_code = 0
-        start = end = ready = submitted
-        try:
-            try:
-                if wait is not None:
-                    wait.wait()
-                ready = start = now_ns()
-                result = work(*args) if work is not None else None
-                end = now_ns()
-            except HalError as error:
-                end = now_ns()
-                status_code = int(error.code)
-                if signal is not None:
-                    signal.fail(error)
-                raise
-            if signal is not None:
-                signal.signal()
+        span = [submitted, submitted]  # start (= ready: the wait is met), end
+
+        def timed(*work_args):
+            span[0] = now_ns()
+            result = work(*work_args) if work is not None else None
+            span[1] = now_ns()
             return result
+
+        status_code = 0
+        try:
+            return self._submit(queue_affinity, wait, signal, timed, *args)
+        except HalError as error:
+            span[1] = now_ns()
+            status_code = int(error.code)
+            raise
         finally:
             self._profile_op = None
-            # The records as lists in field order (the layouts of profiling.queue_event and
-            # host_execution_event, written out: this runs for every queue operation).
+            start, end = span
+            # The records as lists in field order (profile.schema's QUEUE_EVENT and
+            # HOST_EXECUTION_EVENT layouts, written out: this runs for every queue operation).
             if families & _QUEUE_EVENTS:
                 recorder.append("queue-events", [
                     _QUEUE_EVENT_SIZE, op, queue_flags, strategy, 0, submitted, submission,
                     command_buffer_id, operation.allocation_id, 0, 0, 0, wait_count,
                     len(signal) if signal is not None else 0, 0, operation_count, payload_length,
-                    ready], _prof.QUEUE_EVENT_ID)
+                    start], _prof.QUEUE_EVENT_ID)
             if families & _HOST_EXECUTION:
                 recorder.append("host-execution-events", [
                     _HOST_EXECUTION_EVENT_SIZE, op, host_flags, status_code, 0, submission,
@@ -460,17 +455,15 @@ class HostQueueDevice(Device):
                     region[3] += tiles
                 if spans:
                     executable = command.executable
-                    export = executable.exports[command.entry_point]
                     flags = _prof.HOST_FLAG_COMMAND_BUFFER
                     if command.workgroup_count_ref is not None:
                         flags |= _prof.HOST_FLAG_INDIRECT_PARAMETERS
-                    recorder.append("host-execution-events", [
-                        _HOST_EXECUTION_EVENT_SIZE, Op.DISPATCH, flags, 0, 0,
-                        operation.submission, operation.command_buffer_id,
-                        self._profile_executable(recorder, executable), 0, 0, 0, 0,
+                    recorder.append("host-execution-events", _dispatch_span(
+                        flags, operation, self._profile_executable(recorder, executable),
                         index if indexed else _U32_MAX, command.entry_point,
-                        tuple(workgroup_count), tuple(export.workgroup_size), start, end, 0,
-                        tiles, end - start if tile_ns is None else tile_ns, 1, 0],
+                        tuple(workgroup_count),
+                        tuple(executable.exports[command.entry_point].workgroup_size), start,
+                        end, tiles, end - start if tile_ns is None else tile_ns),
                         _prof.HOST_EXECUTION_EVENT_ID)
             else:
                 self._run_command(command, binding_table)
@@ -505,14 +498,11 @@ class HostQueueDevice(Device):
                                                                                 command_buffer))
         dispatches, regions = plan[1]
         if recorder.families & _HOST_EXECUTION:
-            submission, command_buffer_id = operation.submission, operation.command_buffer_id
             append = recorder.append
             for i, (index, executable_id, ordinal, count, size, tiles) in enumerate(dispatches):
-                start, end = times[3 * i], times[3 * i + 1]
-                append("host-execution-events", [
-                    _HOST_EXECUTION_EVENT_SIZE, Op.DISPATCH, _prof.HOST_FLAG_COMMAND_BUFFER, 0,
-                    0, submission, command_buffer_id, executable_id, 0, 0, 0, 0, index, ordinal,
-                    count, size, start, end, 0, tiles, times[3 * i + 2], 1, 0],
+                append("host-execution-events", _dispatch_span(
+                    _prof.HOST_FLAG_COMMAND_BUFFER, operation, executable_id, index, ordinal,
+                    count, size, times[3 * i], times[3 * i + 1], tiles, times[3 * i + 2]),
                     _prof.HOST_EXECUTION_EVENT_ID)
         if regions:
             self._record_regions(recorder, operation, [
@@ -574,10 +564,8 @@ class HostQueueDevice(Device):
                 self._run_command(command, binding_table)
 
     def _run_command(self, command, binding_table) -> None:
-        """One command other than a dispatch."""
-        if isinstance(command, ExecutionBarrierCommand):
-            pass
-        elif isinstance(command, FillCommand):
+        """One command other than a dispatch or a barrier (its callers handle those)."""
+        if isinstance(command, FillCommand):
             buffer, offset, length = resolve_ref(command.target, binding_table)
             if offset % len(command.pattern) or length % len(command.pattern):
                 raise HalError("fill range is not aligned to the pattern length",
@@ -594,13 +582,20 @@ class HostQueueDevice(Device):
                            status="UNIMPLEMENTED")
         elif isinstance(command, (DebugGroupCommand, AdviseBufferCommand)):
             pass
-        elif isinstance(command, DispatchCommand):
-            self._dispatch(command, binding_table)
         else:
             raise HalError(f"unknown command {type(command).__name__}", status="INTERNAL")
 
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
         raise HalError(f"device '{self.identifier}' cannot run dispatches", status="UNIMPLEMENTED")
+
+
+def _dispatch_span(flags, operation, executable_id, command_index, ordinal, workgroup_count,
+                   workgroup_size, start, end, tiles, tile_ns) -> list:
+    """A dispatch's host-execution record as a list in field order (profile.schema's
+    HOST_EXECUTION_EVENT layout), under the queue operation being recorded."""
+    return [_HOST_EXECUTION_EVENT_SIZE, Op.DISPATCH, flags, 0, 0, operation.submission,
+            operation.command_buffer_id, executable_id, 0, 0, 0, 0, command_index, ordinal,
+            workgroup_count, workgroup_size, start, end, 0, tiles, tile_ns, 1, 0]
 
 
 class _ProfiledOp:

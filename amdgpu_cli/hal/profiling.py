@@ -13,11 +13,11 @@ background thread every `flush_interval_ms`) and `profiling_end()`. A device tha
   and counted, and the next chunk of that family says so with TRUNCATED), written as one chunk per
   non-empty family at every flush, in IREE's fixed family order.
 
-Events are kept as tuples in their record's field order (`queue_event()`, `host_execution_event()`,
-...) and become numpy records of `profile.schema`'s layouts only when flushed, so the cost of a
-recorded event while the run goes is one tuple. Timestamps are `time.monotonic_ns()` (the host
-clock IREE's local drivers use). Appending is safe from any thread without a lock (see EventRing); sink writes are serialized
-by the recorder's lock.
+Events are kept as lists in their record's field order (`queue_event()`, `memory_event()`, ...,
+or written out where they are made on a hot path) and become numpy records of `profile.schema`'s
+layouts only when flushed, so the cost of a recorded event while the run goes is one list.
+Timestamps are `time.monotonic_ns()` (the host clock IREE's local drivers use). Appending is safe
+from any thread without a lock (see EventRing); sink writes are serialized by the recorder's lock.
 
 Sources: ../shared/reference/ireeprof.md sections 1, 2 and 5; replay-benchmark-cuda.md section 4;
 IREE `runtime/src/iree/tooling/device_util.c` (flag parsing and its messages),
@@ -68,8 +68,8 @@ FAMILY_NAMES = {
     "counter-ranges": Family.COUNTER_RANGES, "pmc-ranges": Family.COUNTER_RANGES,
 }
 
-# Families whose events refer to command buffers: with any of them the HAL module marks every
-# command buffer it creates RETAIN_PROFILE_METADATA, as IREE's tooling asks it to.
+# Families whose events refer to command buffers: with any of them IREE's tooling has the HAL
+# module mark every command buffer RETAIN_PROFILE_METADATA, and command-buffer records carry it.
 COMMAND_BUFFER_FAMILIES = (Family.QUEUE_EVENTS | Family.HOST_EXECUTION
                            | Family.DEVICE_QUEUE_EVENTS | Family.DISPATCH_EVENTS
                            | Family.COUNTER_SAMPLES | Family.EXECUTABLE_METADATA
@@ -201,7 +201,7 @@ class ProfilingOptions(NamedTuple):
         return bool(self.families & COMMAND_BUFFER_FAMILIES)
 
 
-# --- event tuples (each in its record's field order; record_length first) -------------------
+# --- event records (lists in their record's field order; record_length first) -----------------
 
 # Record sizes (profile.schema's layouts; tests/profile checks they agree).
 QUEUE_EVENT_SIZE = 104
@@ -233,7 +233,6 @@ class MemoryEvent:
 QUEUE_FLAG_SOFTWARE_DEFERRED = 1
 HOST_FLAG_COMMAND_BUFFER = 1
 HOST_FLAG_INDIRECT_PARAMETERS = 2
-HOST_FLAG_DEFERRED = 4
 MEMORY_FLAG_QUEUE_OPERATION = 1
 MEMORY_FLAG_POOL_RESERVATION = 8
 MEMORY_FLAG_POOL_STATS = 16
@@ -461,26 +460,7 @@ def queue_event(op: int, *, flags: int = 0, strategy: int = 0, host_time_ns: int
 
 
 QUEUE_EVENT_ID = 4
-
-
-def host_execution_event(op: int, *, flags: int = 0, status_code: int = 0, submission_id: int = 0,
-                         command_buffer_id: int = 0, executable_id: int = 0,
-                         allocation_id: int = 0, stream_id: int = 0,
-                         physical_device_ordinal: int = 0, queue_ordinal: int = 0,
-                         command_index: int = U32_MAX, function_ordinal: int = U32_MAX,
-                         workgroup_count=(0, 0, 0), workgroup_size=(0, 0, 0),
-                         start_host_time_ns: int = 0, end_host_time_ns: int = 0,
-                         payload_length: int = 0, tile_count: int = 0,
-                         tile_duration_sum_ns: int = 0, operation_count: int = 0) -> list:
-    """A host-execution-events record as a list (event_id at index 4)."""
-    return [HOST_EXECUTION_EVENT_SIZE, op, flags, status_code, 0, submission_id,
-            command_buffer_id, executable_id, allocation_id, stream_id, physical_device_ordinal,
-            queue_ordinal, command_index, function_ordinal, tuple(workgroup_count),
-            tuple(workgroup_size), start_host_time_ns, end_host_time_ns, payload_length,
-            tile_count, tile_duration_sum_ns, operation_count, 0]
-
-
-HOST_EXECUTION_EVENT_ID = 4
+HOST_EXECUTION_EVENT_ID = 4  # host-execution records are written out where they are made
 
 
 def memory_event(event_type: int, *, flags: int = 0, result: int = U32_MAX, host_time_ns: int = 0,

@@ -101,7 +101,7 @@ class Capture:
     def begin(self, devices: Sequence) -> None:
         from amdgpu_cli.profile.writer import BundleWriter, FileSink
 
-        self.check(devices)
+        self.check(devices)  # again here: a refused family must never reach the published file
         if self._output is not None:
             self._file = self._output.publish()
             sink = FileSink(self._file, flush_records=True)
@@ -152,7 +152,7 @@ class Capture:
     def abort(self) -> None:
         """Ends the sessions without raising; what was written stays (a partial capture)."""
         try:
-            self.end(stderr=None if not self.statistics else sys.stderr)
+            self.end()
         except AmdgpuCliError:
             pass
 

@@ -290,8 +290,6 @@ class AmdgpuDevice(Device):
     def profiling_begin(self, options, sink) -> None:
         from amdgpu_cli.drivers.amdgpu.profiling import AmdgpuRecorder
 
-        if self.profiler is not None:
-            self._profile_session_start()  # raises
         self.profiling_check(options)
         recorder = AmdgpuRecorder(sink, self, options, session_id=self._profile_session_start())
         recorder.begin_amdgpu()

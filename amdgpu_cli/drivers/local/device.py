@@ -37,12 +37,10 @@ import struct
 import sys
 
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.hal.allocator import HostAllocator
 from amdgpu_cli.hal.buffer import Buffer, allocated_buffer
 from amdgpu_cli.hal.command_buffer import CommandBuffer, DispatchCommand, resolve_ref
 from amdgpu_cli.hal.device import HostQueueDevice
-from amdgpu_cli.hal.enums import (BufferCompatibility, CommandBufferMode, DispatchFlags, HalError,
-                                  MemoryAccess)
+from amdgpu_cli.hal.enums import CommandBufferMode, DispatchFlags, HalError, MemoryAccess
 from amdgpu_cli.hal.executable import Executable, ExecutableCache, ExportInfo
 from amdgpu_cli.hal.profiling import (MEMORY_EVENT_ID, MEMORY_FLAG_POOL_RESERVATION,
                                       MEMORY_FLAG_POOL_STATS, MEMORY_FLAG_QUEUE_OPERATION, Family,
@@ -352,12 +350,7 @@ class LocalDevice(HostQueueDevice):
         return self._submit(queue_affinity, wait, signal, self._pool_dealloca, buffer)
 
     def _pool_alloca(self, memory_type, usage, byte_length):
-        if byte_length < 0:
-            raise HalError(f"invalid allocation size {byte_length}", status="INVALID_ARGUMENT")
-        compatibility, memory_type, usage = HostAllocator._query(memory_type, usage)
-        if not compatibility & BufferCompatibility.ALLOCATABLE:
-            raise HalError("allocator cannot allocate a buffer with the given parameters",
-                           status="INVALID_ARGUMENT")
+        memory_type, usage = self._allocator.resolve(memory_type, usage, byte_length)
         pool = self._transients
         reservation = pool.reserve(byte_length)
         # Not an allocation of the device allocator: its statistics count none of the pool's
@@ -365,35 +358,33 @@ class LocalDevice(HostQueueDevice):
         buffer = allocated_buffer(pool.storage(reservation, byte_length), reservation.address,
                                   memory_type, usage, None)
         buffer._transient = reservation  # dropping the buffer releases the reservation
-        recorder = self.profiler
-        if recorder is not None:
-            operation = self._profile_op
-            operation.allocation_id = reservation.profile_id
-            if recorder.families & Family.MEMORY_EVENTS:
-                self._pool_events(recorder, operation, reservation, buffer, (
-                    (MemoryEvent.POOL_RESERVE, reservation.length),
-                    (MemoryEvent.POOL_MATERIALIZE, reservation.length),
-                    (MemoryEvent.QUEUE_ALLOCA, byte_length)),
-                    result=1 if reservation.fresh else 0)
+        if self.profiler is not None:
+            self._pool_events(reservation, buffer, (
+                (MemoryEvent.POOL_RESERVE, reservation.length),
+                (MemoryEvent.POOL_MATERIALIZE, reservation.length),
+                (MemoryEvent.QUEUE_ALLOCA, byte_length)), result=1 if reservation.fresh else 0)
         return buffer
 
     def _pool_dealloca(self, buffer) -> None:
         reservation = getattr(buffer, "_transient", None)
         if reservation is None or reservation.released:
             return  # not a queue allocation of this device: nothing to give back
-        recorder = self.profiler
         self._transients.release(reservation)
-        if recorder is not None:
-            operation = self._profile_op
-            operation.allocation_id = reservation.profile_id
-            if recorder.families & Family.MEMORY_EVENTS:
-                self._pool_events(recorder, operation, reservation, buffer, (
-                    (MemoryEvent.QUEUE_DEALLOCA, reservation.length),
-                    (MemoryEvent.POOL_RELEASE, reservation.length)),
-                    frontier=operation.wait_count)
+        if self.profiler is not None:
+            self._pool_events(reservation, buffer, (
+                (MemoryEvent.QUEUE_DEALLOCA, reservation.length),
+                (MemoryEvent.POOL_RELEASE, reservation.length)), dealloca=True)
 
-    def _pool_events(self, recorder, operation, reservation, buffer, events, *,
-                     result=_U32_MAX, frontier=0) -> None:
+    def _pool_events(self, reservation, buffer, events, *, result=_U32_MAX,
+                     dealloca=False) -> None:
+        """Under a capture: the queue operation's allocation id, and with memory-events the
+        pool's events of it ((type, length) each), with the pool's statistics after it. A
+        dealloca's events count its waits as frontier entries."""
+        recorder, operation = self.profiler, self._profile_op
+        operation.allocation_id = reservation.profile_id
+        if not recorder.families & Family.MEMORY_EVENTS:
+            return
+        frontier = operation.wait_count if dealloca else 0
         stats = self._transients.stats()
         for event_type, length in events:
             recorder.append("memory-events", memory_event(
