@@ -14,7 +14,8 @@ What is measured (iree-benchmark-module 3.13.0, Google Benchmark v1.9.5 semantic
   percentage) of the per-iteration times and of items_per_second; their `iterations` is the
   repetition count.
 - Without `--function`, every export that is not internal (`__` prefix, `$`) and takes no
-  arguments is benchmarked, in export order.
+  arguments (a coarse-fences export: none but its two fences) is benchmarked, in export order.
+  A coarse-fences call gets a new signal fence and is waited on, inside the timing.
 
 Reports (`console_text`, `json_text`, `csv_text`, `context_text`) are Google Benchmark's,
 character for character where the numbers allow: the console rule and columns (`%10.3f`-style
@@ -117,23 +118,16 @@ class Run(NamedTuple):
 
 # -- measuring --------------------------------------------------------------------------------
 
-def benchmark_functions(module, name: str, cconv: Callable[[str], tuple[str, str]]) -> list[str]:
+def benchmark_functions(session, name: str) -> list[str]:
     """`--function`, or every public export that takes no arguments (a coarse-fences export:
     none but its two fences)."""
     from amdgpu_cli.tooling.run import select_function
 
     if name:
-        return [select_function(module, name)]
-    names = []
-    for ordinal, export in enumerate(module.exports):
-        if export.name.startswith("__") or "$" in export.name:
-            continue
-        args = cconv(export.name)[0]
-        if module.signatures[ordinal].attrs.get("iree.abi.model") == "coarse-fences":
-            args = args[:-2] if args.endswith("rr") else args
-        if not args:
-            names.append(export.name)
-    return names
+        return [select_function(session.module, name)]
+    return [e.name for e in session.module.exports
+            if not e.name.startswith("__") and "$" not in e.name
+            and not session.input_chars(e.name)[0]]
 
 
 def _timed(call: Callable[[], object], passes: int, flush: Callable[[], None] | None = None
@@ -263,18 +257,14 @@ class Benchmarks:
                     self.capture.check(self.session.devices)
                 except AmdgpuCliError as e:
                     raise _annotate(e, "beginning device profiling") from None
-            names = benchmark_functions(self.session.module, options.function,
-                                        self.session.cconv)
+            names = benchmark_functions(self.session, options.function)
             if not names:
                 raise AmdgpuCliError("no benchmarkable function: pass --function= (without it "
                                      "only exported functions that take no arguments are "
                                      "benchmarked)", status="NOT_FOUND")
             self.calls: list[tuple[str, Callable[[], object]]] = []
             for name in names:
-                arg_chars, _ = self.session.cconv(name)
-                asynchronous = self.session.is_async(name) and arg_chars.endswith("rr")
-                if asynchronous:
-                    arg_chars = arg_chars[:-2]  # the fences are the tool's, not inputs
+                arg_chars, asynchronous = self.session.input_chars(name)
                 try:
                     inputs = parse_inputs(options.inputs, arg_chars)
                     vm_args = [to_vm(v, ch, self.session.device)

@@ -173,14 +173,16 @@ class Session:
             return None
         return self.module.signatures[ordinal].attrs.get("iree.abi.declaration")
 
-    def is_async(self, function: str) -> bool:
-        """Whether `function` uses the coarse-fences ABI (`iree.abi.model`): its last two
-        arguments are a wait fence and a signal fence (modules compiled with
-        --iree-execution-model=async-external)."""
+    def input_chars(self, function: str) -> tuple[str, bool]:
+        """(the argument chars the caller supplies, whether the tool appends fences): a
+        coarse-fences function (`iree.abi.model`, modules compiled with
+        --iree-execution-model=async-external) takes a wait and a signal fence last."""
+        arg_chars = self.cconv(function)[0]
         ordinal = self.module.exports_by_name.get(function)
-        if ordinal is None:
-            return False
-        return self.module.signatures[ordinal].attrs.get("iree.abi.model") == "coarse-fences"
+        if (ordinal is not None and arg_chars.endswith("rr") and self.module.signatures[
+                ordinal].attrs.get("iree.abi.model") == "coarse-fences"):
+            return arg_chars[:-2], True
+        return arg_chars, False
 
     def async_fences(self) -> tuple[None, Fence]:
         """The (wait, signal) fences a tool appends to a coarse-fences call, as IREE's tools
@@ -386,10 +388,8 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
             e = _annotate(e, note)
             return _annotate(e, f"`{declaration}`") if declaration else e
 
-        arg_chars, res_chars = session.cconv(function)
-        asynchronous = session.is_async(function) and arg_chars.endswith("rr")
-        if asynchronous:
-            arg_chars = arg_chars[:-2]  # the fences are the tool's, not inputs
+        res_chars = session.cconv(function)[1]
+        arg_chars, asynchronous = session.input_chars(function)
         if capture is not None:
             try:
                 capture.check(session.devices)

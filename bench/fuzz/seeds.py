@@ -90,6 +90,15 @@ INPUT_CASES = [
 ]
 
 
+# tool-flags: mode, filter function / min time, preset text, then the filter and interval ints.
+TOOL_FLAG_SEEDS = [
+    b"queue-events,host-execution\n0.5s\nmemory-events\n-1\n-1\n-1\n-1\n0",
+    b"fz, command-region-events,\n20x\n# a preset\nexecutable-metadata\n3\n0\n1\n2\n5",
+    b"counters\npredict_*\n\n0\n4294967296\n-1\n-1\n-3",
+    b",queue-events\n1e400s\nfz\n1\n2\n3\n4\n10",
+]
+
+
 def _write(directory: Path, data: bytes, stem: str = "") -> None:
     directory.mkdir(parents=True, exist_ok=True)
     name = (stem + "-" if stem else "") + hashlib.sha1(data).hexdigest()[:16]
@@ -224,6 +233,8 @@ def build_seeds(out_dir) -> dict[str, Path]:
         _write(dirs["npy"], data, "npy")
     for data in _input_seeds():
         _write(dirs["input"], data, "input")
+    for data in TOOL_FLAG_SEEDS:
+        _write(dirs["tool-flags"], data, "flags")
     return dirs
 
 

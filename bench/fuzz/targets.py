@@ -20,6 +20,11 @@ Targets:
     input              tooling.io.parse_inputs: the --input grammar against a cconv chosen by the
                        first byte; several inputs separated by newlines; files only in the sandbox
     npy                tooling.npy through `@file.npy` / `*file.npy` inputs (one or many arrays)
+    tool-flags         the flag values run and benchmark parse themselves, one per line:
+                       --device_profiling_mode (hal.profiling.parse_families, with a preset file
+                       written from the input into the sandbox), the capture filters, the flush
+                       interval (tooling.profiling.Capture.from_flags, no output path), and
+                       --benchmark_min_time (tooling.benchmark.parse_min_time)
   Extra (only when named; not in CI):
     ireeprof-reports   every amdgpu-profile report's JSONL rows on the bundle
 
@@ -227,6 +232,43 @@ def _run_input(data: bytes) -> None:
         values._MAX_ALLOCATION = cap
 
 
+def _run_tool_flags(data: bytes) -> None:
+    from amdgpu_cli.errors import UsageError
+    from amdgpu_cli.tooling.benchmark import parse_min_time
+    from amdgpu_cli.tooling.profiling import Capture, ProfilingFlags
+
+    lines = data.decode("utf-8", "surrogateescape").split("\n")
+    lines += [""] * (8 - len(lines))
+    numbers = []
+    for line in lines[3:8]:
+        try:
+            numbers.append(int(line))
+        except ValueError:
+            numbers.append(-1)
+    presets = os.path.join(sandbox(), "presets")
+    os.makedirs(presets, exist_ok=True)
+    with open(os.path.join(presets, "fz.modes"), "w", encoding="utf-8",
+              errors="surrogateescape") as f:
+        f.write(lines[2])
+    saved = os.environ.get("AMDGPU_PROFILE_PRESETS")
+    os.environ["AMDGPU_PROFILE_PRESETS"] = presets
+    try:
+        Capture.from_flags(ProfilingFlags(
+            mode=lines[0], filter_function=lines[1], filter_command_buffer=numbers[0],
+            filter_command_index=numbers[1], filter_physical_device=numbers[2],
+            filter_queue=numbers[3], flush_interval_ms=numbers[4],
+            print_device_statistics=True))
+    finally:
+        if saved is None:
+            del os.environ["AMDGPU_PROFILE_PRESETS"]
+        else:
+            os.environ["AMDGPU_PROFILE_PRESETS"] = saved
+    try:
+        parse_min_time(lines[1])
+    except UsageError:
+        pass
+
+
 def _run_npy(data: bytes) -> None:
     from amdgpu_cli.tooling.io import parse_inputs
 
@@ -273,6 +315,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("ireeprof", _run_ireeprof, ".ireeprof reader (both walks), typed records, metadata model"),
     Target("input", _run_input, "--input grammar (shapes, element types, data, files, scalars)"),
     Target("npy", _run_npy, ".npy reader through @file.npy and *file.npy inputs"),
+    Target("tool-flags", _run_tool_flags,
+           "--device_profiling_* values, presets, --benchmark_min_time"),
 )}
 
 # Run only when named: every profile report on fuzzed bundles (the reports' own code, beyond the
