@@ -380,12 +380,14 @@ class Recorder:
         return command_buffer_id, True
 
     # -- the sink ---------------------------------------------------------------------------------
-    def _meta(self, suffix: str, dropped: int = 0, **fields):
-        return self._ChunkMetadata(CONTENT_TYPE_PREFIX + suffix, self.name,
-                                   self.session_id, dropped_record_count=dropped, **fields)
+    def _meta(self, suffix: str, dropped: int = 0, name: str | None = None, **fields):
+        return self._ChunkMetadata(CONTENT_TYPE_PREFIX + suffix, self.name if name is None
+                                   else name, self.session_id, dropped_record_count=dropped,
+                                   **fields)
 
     def write(self, suffix: str, payload, dropped: int = 0, **fields) -> None:
-        """One chunk of `suffix` (a numpy array, bytes or a list of them)."""
+        """One chunk of `suffix` (a numpy array, bytes or a list of them); `fields`: the chunk
+        header's (`name` when it is not the producer's, scope fields)."""
         from amdgpu_cli.profile.writer import _join
 
         with self._lock:
@@ -396,16 +398,14 @@ class Recorder:
             except (OSError, ValueError) as error:
                 self.error = error
 
-    def begin(self, devices: Sequence[tuple[int, int]], queues: Sequence[tuple[int, int, int]]
-              ) -> None:
-        """SESSION_BEGIN, then one `devices` chunk ((pdo, queue_count) each) and one `queues`
-        chunk ((pdo, queue_ordinal, stream_id) each)."""
-        from amdgpu_cli.profile.writer import records
+    def begin(self, devices: Sequence[tuple], queues: Sequence[tuple[int, int, int]]) -> None:
+        """SESSION_BEGIN, then one `devices` chunk ((pdo, queue_count[, 16-byte uuid or None])
+        each) and one `queues` chunk ((pdo, queue_ordinal, stream_id) each)."""
+        from amdgpu_cli.profile.writer import device_record, records
 
         self.sink.begin_session(self._meta("session"))
-        self.write("devices", records("devices", len(devices),
-                                      physical_device_ordinal=[d[0] for d in devices],
-                                      queue_count=[d[1] for d in devices]))
+        self.write("devices", [device_record(d[0], d[1], uuid=d[2] if len(d) > 2 else None)
+                               for d in devices])
         self.write("queues", records("queues", len(queues),
                                      physical_device_ordinal=[q[0] for q in queues],
                                      queue_ordinal=[q[1] for q in queues],
@@ -429,7 +429,8 @@ class Recorder:
             self.write(suffix, payload, dropped, **self.chunk_fields(suffix))
 
     def chunk_fields(self, suffix: str) -> dict:
-        """Chunk-header scope of an event family's chunks (local: none)."""
+        """Chunk-header fields of an event family's ring chunks (local: none; a producer may
+        name them or scope them)."""
         return {}
 
     def end(self, status_code: int = 0) -> None:

@@ -50,7 +50,6 @@ a packet may still write (work that never completed).
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import os
 import threading
 
@@ -61,6 +60,7 @@ from hsa_ffi import HsaError
 from hsa_ffi import constants as C
 
 RING_CAPACITY = 1 << 16  # IREE's logical-device queue/memory event rings
+RING_CHUNK_NAMES = {"queue-events": "amdgpu.queue", "memory-events": "amdgpu.memory"}
 TIMESTAMP_FAMILIES = Family.DISPATCH_EVENTS | Family.DEVICE_QUEUE_EVENTS
 CLOCK_FAMILIES = (Family.DISPATCH_EVENTS | Family.DEVICE_QUEUE_EVENTS | Family.COUNTER_SAMPLES
                   | Family.EXECUTABLE_TRACES | Family.COUNTER_RANGES)
@@ -342,25 +342,16 @@ class AmdgpuRecorder(Recorder):
             for p in physicals for q in range(per_device)]
 
     # -- chunk headers --------------------------------------------------------------------------
-    def _meta(self, suffix: str, dropped: int = 0, name: str | None = None, **fields):
-        meta = super()._meta(suffix, dropped, **fields)
-        return meta if name is None else dataclasses.replace(meta, name=name)
+    def chunk_fields(self, suffix: str) -> dict:
+        """The logical device's ring chunks are named by family (`amdgpu.queue`, ...)."""
+        return {"name": RING_CHUNK_NAMES.get(suffix)}  # None: the producer name
 
     # -- begin / end ----------------------------------------------------------------------------
     def begin_amdgpu(self) -> None:
-        from amdgpu_cli.profile.writer import device_record
-
         device = self.device
-        self.sink.begin_session(self._meta("session"))
-        self.write("devices", [device_record(p.ordinal, device.queues_per_device,
-                                             uuid=_uuid_bytes(p.uuid))
-                               for p in device.physical_devices])
-        from amdgpu_cli.profile.writer import records
-        self.write("queues", records("queues", len(self.queues),
-                                     physical_device_ordinal=[q.physical_ordinal
-                                                              for q in self.queues],
-                                     queue_ordinal=[q.queue_ordinal for q in self.queues],
-                                     stream_id=[q.stream_id for q in self.queues]))
+        self.begin([(p.ordinal, device.queues_per_device, _uuid_bytes(p.uuid))
+                    for p in device.physical_devices],
+                   [(q.physical_ordinal, q.queue_ordinal, q.stream_id) for q in self.queues])
         if self.clocks:
             self._write_clocks()
 
@@ -385,14 +376,7 @@ class AmdgpuRecorder(Recorder):
         from amdgpu_cli.profile import schema
         from amdgpu_cli.profile.writer import records
 
-        for suffix, name in (("queue-events", "amdgpu.queue"), ("memory-events", "amdgpu.memory")):
-            ring = self.rings.get(suffix)
-            if ring is None:
-                continue
-            events, dropped = ring.take()
-            if events or dropped:
-                payload = np.array(events, dtype=schema.BY_SUFFIX[suffix].dtype) if events else b""
-                self.write(suffix, payload, dropped, name=name)
+        super().flush()  # the queue and memory event rings (named by chunk_fields)
         for queue in self.queues:
             dispatches, device_events = self._collect(queue)
             if not dispatches and not device_events:
