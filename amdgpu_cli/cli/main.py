@@ -36,11 +36,13 @@ def _register() -> None:
     from amdgpu_cli.cli.benchmark import benchmark
     from amdgpu_cli.cli.devices import dump_devices
     from amdgpu_cli.cli.profile import profile
+    from amdgpu_cli.cli.replay import replay
     from amdgpu_cli.cli.run import run
 
     cli.add_command(benchmark)
     cli.add_command(dump_devices)
     cli.add_command(profile)
+    cli.add_command(replay)
     cli.add_command(run)
 
 
@@ -151,20 +153,13 @@ def run_main(argv: list[str] | None = None) -> None:
     _enter(run, "amdgpu-run", argv)
 
 
-def _not_yet(name: str):
-    def entry(argv: list[str] | None = None) -> None:
-        from amdgpu_cli.cli.terminal import error
-
-        error(f"{name} is not available in this version yet")
-        sys.exit(1)
-
-    return entry
-
-
 def benchmark_main(argv: list[str] | None = None) -> None:
     from amdgpu_cli.cli.benchmark import benchmark
 
     _enter(benchmark, "amdgpu-benchmark", argv)
 
 
-replay_main = _not_yet("amdgpu-replay")
+def replay_main(argv: list[str] | None = None) -> None:
+    from amdgpu_cli.cli.replay import replay
+
+    _enter(replay, "amdgpu-replay", argv)
