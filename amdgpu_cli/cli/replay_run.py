@@ -1,0 +1,73 @@
+"""`amdgpu-replay run`: execute a .ireereplay once on our devices, as iree-run-replay does.
+
+Flags as iree-run-replay's: --device (repeatable; the n-th device binds the n-th captured device;
+default as amdgpu-run's), --replay_file_remap, --replay_executable_substitution, the
+--device_profiling_* flags (a Capture begun before the execution and ended after it, as amdgpu-run
+does). Success prints nothing; errors are one status line (exit 1). The work is
+amdgpu_cli.replay.executor's plan + execute.
+"""
+
+from __future__ import annotations
+
+import click
+
+from amdgpu_cli.cli.run import _flag, profiling_flags
+
+
+@click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
+@_flag("device", multiple=True, metavar="URI",
+       help="A HAL device URI (local-sync, local-task, amdgpu...); repeat for several, in the "
+            "captured device order.")
+@_flag("replay_file_remap", multiple=True, metavar="CAPTURED_PREFIX=REPLAY_PREFIX",
+       help="Rewrite the longest matching prefix of captured external file paths; repeatable.")
+@_flag("replay_executable_substitution", multiple=True, metavar="ID[@FORMAT]=PATH",
+       help="Replace a captured executable (ID, or `all`) with the file at PATH; repeatable.")
+@_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
+       help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@profiling_flags
+@click.argument("files", nargs=-1, metavar="FILE")
+def command(device, replay_file_remap, replay_executable_substitution,
+            amdgpu_libhsa_search_path, profiling, print_statistics, files) -> None:
+    """Execute a HAL replay (.ireereplay) once (iree-run-replay)."""
+    import sys
+
+    from amdgpu_cli.errors import AmdgpuCliError
+    from amdgpu_cli.hal.registry import default_registry
+    from amdgpu_cli.replay import executor
+    from amdgpu_cli.tooling.run import DEFAULT_DEVICE
+
+    if len(files) != 1:
+        raise AmdgpuCliError("expected one replay file path argument", status="INVALID_ARGUMENT")
+    capture = None
+    if profiling is not None and profiling.requested:
+        from amdgpu_cli.tooling.profiling import Capture
+
+        capture = Capture.from_flags(profiling)  # flags and the output path, checked now
+    remaps = executor.parse_file_remaps(replay_file_remap)
+    substitutions = executor.parse_substitutions(replay_executable_substitution)
+    driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
+                      if amdgpu_libhsa_search_path else {})
+    registry = default_registry().with_options(driver_options)
+    replay_file = executor.open_replay(files[0])
+    try:
+        plan = executor.plan(replay_file)
+    finally:
+        replay_file.close()
+    devices = registry.create_devices(list(device), default=DEFAULT_DEVICE)
+    try:
+        if capture is not None:
+            capture.check(devices)
+            capture.begin(devices)
+        try:
+            executor.execute(plan, devices, file_remaps=remaps, substitutions=substitutions)
+        except BaseException:
+            if capture is not None:
+                capture.abort()
+            raise
+        if capture is not None:
+            capture.end()
+        if print_statistics:
+            sys.stderr.write("".join(d.allocator.statistics_text() for d in devices))
+    finally:
+        for d in devices:
+            d.close()
