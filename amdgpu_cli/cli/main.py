@@ -15,7 +15,6 @@ threads OpenBLAS starts when numpy is imported spin on the cores the local-task 
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -47,7 +46,7 @@ def _register() -> None:
 
 
 def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) -> None:
-    from amdgpu_cli.errors import AmdgpuCliError
+    from amdgpu_cli.cli.boundary import guarded
     from amdgpu_cli.cli.terminal import error
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -57,83 +56,41 @@ def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) 
         names = ", ".join(sorted(command.commands))
         error(f"missing command (one of: {names}; see '{prog_name} --help')")
         sys.exit(2)
-    try:
+    with guarded(debug):
         try:
-            command.main(args=args, prog_name=prog_name, standalone_mode=False)
-        except SystemExit:
-            # click turns EPIPE into exit 1 after wrapping the streams; a reader that went away
-            # is not an error for a report, so take it as the broken pipe it was.
-            if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
-                raise BrokenPipeError from None
-            raise
-        # Inside the try: a reader that went away shows here, handled as BrokenPipeError below.
-        sys.stdout.flush()
-    except click.exceptions.Exit as e:
-        sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        error("aborted")
-        sys.exit(130)
-    except click.UsageError as e:
-        if debug:
-            raise
-        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        error(f"{e.format_message()}{hint}")
-        sys.exit(2)
-    except click.ClickException as e:
-        if debug:
-            raise
-        error(e.format_message())
-        sys.exit(e.exit_code)
-    except AmdgpuCliError as e:
-        if debug:
-            raise
-        error(e.one_line())
-        sys.exit(e.exit_code)
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): end quietly with status 0, as a report whose
-        # reader has all it wanted. Later flushes go to /dev/null instead of failing again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except MemoryError:
-        if debug:
-            raise
-        error("out of memory")
-        sys.exit(1)
-    except Exception as e:  # a bug: still one line unless --debug
-        if debug:
-            raise
-        error(f"internal error: {type(e).__name__}: {e} (rerun with --debug for a traceback)")
-        sys.exit(1)
+            try:
+                command.main(args=args, prog_name=prog_name, standalone_mode=False)
+            except SystemExit:
+                # click turns EPIPE into exit 1 after wrapping the streams; a reader that went
+                # away is not an error for a report, so take it as the broken pipe it was.
+                if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
+                    raise BrokenPipeError from None
+                raise
+            # Inside the guard: a reader that went away shows here, as a BrokenPipeError.
+            sys.stdout.flush()
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            error("aborted")
+            sys.exit(130)
+        except click.UsageError as e:
+            if debug:
+                raise
+            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+            error(f"{e.format_message()}{hint}")
+            sys.exit(2)
+        except click.ClickException as e:
+            if debug:
+                raise
+            error(e.format_message())
+            sys.exit(e.exit_code)
 
 
 def _enter(command: click.Command, prog_name: str, argv: list[str] | None) -> None:
     """Runs `command`; a console script (`argv` None) then ends without interpreter teardown."""
-    if argv is not None:
-        _run(command, prog_name, argv)
-        return
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported (see above)
-    from amdgpu_cli.outputs import raise_on_termination
+    from amdgpu_cli.cli.boundary import enter
 
-    raise_on_termination()  # SIGTERM/SIGHUP unwind like Ctrl-C, so unfinished outputs are dropped
-    try:
-        _run(command, prog_name, None)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    _exit_now(code)
-
-
-def _exit_now(code: int) -> None:
-    """os._exit(code) once stdout and stderr are flushed (see the module docstring)."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed or vanished stream: nothing left to deliver
-            pass
-    os._exit(code)
+    enter(lambda: _run(command, prog_name, argv), argv)
 
 
 def main(argv: list[str] | None = None) -> None:

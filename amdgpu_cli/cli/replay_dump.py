@@ -18,30 +18,6 @@ import click
 @click.argument("file")
 def command(fmt: str, file: str) -> None:
     """Print FILE's header, summary and records, as iree-dump-replay does."""
-    import sys
+    from amdgpu_cli.replay.dump import dump_file
 
-    from amdgpu_cli.errors import AmdgpuCliError
-    from amdgpu_cli.replay.dump import FORMATS, dump
-    from amdgpu_cli.replay.reader import ReplayFile
-
-    if fmt not in FORMATS:
-        raise AmdgpuCliError(f"unsupported --format={fmt}; expected text or jsonl",
-                             status="INVALID_ARGUMENT")
-    sys.stdout.flush()
-    out = getattr(sys.stdout, "buffer", None)
-    with ReplayFile.open(file) as replay:
-        if out is not None:
-            dump(replay, out, fmt)
-        else:  # a text-only stdout (some embedders): the bytes are latin-1, one char per byte
-            dump(replay, _TextSink(sys.stdout), fmt)
-
-
-class _TextSink:
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, data: bytes) -> None:
-        self._stream.write(data.decode("latin-1"))
-
-    def flush(self) -> None:
-        self._stream.flush()
+    dump_file(file, fmt)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
+from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.replay import schema
 from amdgpu_cli.replay.reader import ReplayFile, ReplayFormatError, payload_layout, \
     metadata_header
@@ -673,3 +674,30 @@ def dump(replay: ReplayFile, out: BinaryIO, fmt: str = "text") -> None:
         if chunks:
             out.write("".join(chunks).encode("latin-1"))
         out.flush()
+
+
+def dump_file(path: str, fmt: str = "text") -> None:
+    """`amdgpu-replay dump`: the file at `path` to standard output in `fmt` (text or jsonl);
+    another format fails as IREE's tool does (INVALID_ARGUMENT)."""
+    import sys
+
+    if fmt not in FORMATS:
+        raise AmdgpuCliError(f"unsupported --format={fmt}; expected text or jsonl",
+                             status="INVALID_ARGUMENT")
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    with ReplayFile.open(path) as replay:
+        dump(replay, out if out is not None else _TextSink(sys.stdout), fmt)
+
+
+class _TextSink:
+    """A text-only stdout (some embedders): the bytes as latin-1, one character per byte."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data.decode("latin-1"))
+
+    def flush(self) -> None:
+        self._stream.flush()
