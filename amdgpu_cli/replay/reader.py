@@ -22,7 +22,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from typing import Iterator, NamedTuple
+from collections import namedtuple
 
 from amdgpu_cli.errors import AmdgpuCliError, InputFileError
 from amdgpu_cli.replay import schema
@@ -44,23 +44,13 @@ class ReplayFormatError(AmdgpuCliError):
         self.offset = offset
 
 
-class Record(NamedTuple):
-    file_offset: int
-    record_length: int
-    payload_length: int
-    sequence_ordinal: int
-    thread_id: int
-    device_id: int
-    object_id: int
-    related_object_id: int
-    header_length: int
-    record_type: int
-    record_flags: int
-    payload_type: int
-    object_type: int
-    operation_code: int
-    status_code: int
-    payload_offset: int  # absolute file offset of the payload
+# One record's header fields and where its payload starts (payload_offset: the absolute file
+# offset). A collections.namedtuple: typing's costs `amdgpu-replay dump` start-up time.
+Record = namedtuple("Record", (
+    "file_offset", "record_length", "payload_length", "sequence_ordinal", "thread_id",
+    "device_id", "object_id", "related_object_id", "header_length", "record_type",
+    "record_flags", "payload_type", "object_type", "operation_code", "status_code",
+    "payload_offset"))
 
 
 _make_record = Record._make
@@ -164,7 +154,7 @@ class ReplayFile:
         self.file_length = file_length
         self.end = file_length or size
 
-    def records(self) -> Iterator[Record]:
+    def records(self):
         """Every record in file order, checked as IREE's reader checks them; raises
         ReplayFormatError at the first record that breaks the chain."""
         data = self._view

@@ -11,7 +11,19 @@ layouts). Pad bytes are ignored on read (IREE leaves garbage in them) and writte
 from __future__ import annotations
 
 import struct
-from enum import IntEnum
+
+
+
+class _Codes:
+    """A namespace of named integer codes (plain ints: `Op.SCOPE_BEGIN == 50`); `members()`
+    gives (name, code) pairs in declaration order. Plain classes rather than IntEnums: this
+    module is imported by every replay command, `amdgpu-replay dump` among them, whose start-up
+    counts."""
+
+    @classmethod
+    def members(cls) -> list[tuple[str, int]]:
+        return [(k, v) for k, v in vars(cls).items() if k.isupper() and isinstance(v, int)]
+
 
 MAGIC = 0x50525249  # b"IRRP"
 VERSION_MAJOR = 2
@@ -35,7 +47,7 @@ FNV1A_64_PRIME = 0x100000001B3
 U64_MAX = 0xFFFFFFFFFFFFFFFF
 
 
-class RecordType(IntEnum):
+class RecordType(_Codes):
     NONE = 0
     SESSION = 1
     OBJECT = 2
@@ -48,7 +60,7 @@ RECORD_TYPE_NAMES = {0: "none", 1: "session", 2: "object", 3: "operation", 4: "b
                      5: "unsupported"}
 
 
-class ObjectType(IntEnum):
+class ObjectType(_Codes):
     NONE = 0
     DEVICE = 1
     ALLOCATOR = 2
@@ -69,7 +81,7 @@ OBJECT_TYPE_NAMES = {0: "none", 1: "device", 2: "allocator", 3: "pool", 4: "buff
                      9: "file", 10: "event", 11: "channel", 12: "host_call"}
 
 
-class Op(IntEnum):
+class Op(_Codes):
     DEVICE_TRIM = 1
     DEVICE_QUERY_I64 = 2
     DEVICE_QUERY_CAPABILITIES = 3
@@ -145,19 +157,19 @@ class Op(IntEnum):
 _OWNERS = ("ALLOCATOR", "BUFFER", "COMMAND_BUFFER", "EXECUTABLE_CACHE", "EXECUTABLE", "DEVICE")
 
 
-def _op_name(member: Op) -> str:
-    if member in (Op.SCOPE_BEGIN, Op.SCOPE_END):
-        return "replay." + member.name.lower()
+def _op_name(name: str, code: int) -> str:
+    if code in (Op.SCOPE_BEGIN, Op.SCOPE_END):
+        return "replay." + name.lower()
     for owner in _OWNERS:
-        if member.name.startswith(owner + "_"):
-            return f"{owner.lower()}.{member.name[len(owner) + 1:].lower()}"
-    raise AssertionError(member)
+        if name.startswith(owner + "_"):
+            return f"{owner.lower()}.{name[len(owner) + 1:].lower()}"
+    raise AssertionError(name)
 
 
-OP_NAMES = {int(member): _op_name(member) for member in Op}
+OP_NAMES = {code: _op_name(name, code) for name, code in Op.members()}
 
 
-class PayloadType(IntEnum):
+class PayloadType(_Codes):
     NONE = 0
     BUFFER_OBJECT = 1
     ALLOCATOR_ALLOCATE_BUFFER = 2
@@ -188,10 +200,10 @@ class PayloadType(IntEnum):
     REPLAY_SCOPE = 27
 
 
-PAYLOAD_NAMES = {int(member): member.name.lower() for member in PayloadType}
+PAYLOAD_NAMES = {code: name.lower() for name, code in PayloadType.members()}
 
 
-class FileReference(IntEnum):
+class FileReference(_Codes):
     NONE = 0
     EXTERNAL_PATH = 1
     INLINE_BYTES = 2
@@ -201,7 +213,7 @@ class FileReference(IntEnum):
 FILE_REFERENCE_NAMES = {0: "none", 1: "external_path", 2: "inline_bytes", 3: "captured_ranges"}
 
 
-class FileValidation(IntEnum):
+class FileValidation(_Codes):
     NONE = 0
     IDENTITY = 1
     CONTENT_DIGEST = 2
