@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from amdgpu_cli.cli.run import _flag, module_flags, profiling_flags
+from amdgpu_cli.cli.run import _flag, module_flags, profiling_flags, replay_flags
 
 
 @click.command("benchmark", context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,11 +39,12 @@ from amdgpu_cli.cli.run import _flag, module_flags, profiling_flags
 @_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
        help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
 @profiling_flags
+@replay_flags
 def benchmark(device, module, function, input, batch_size, benchmark_repetitions,
               benchmark_min_time, benchmark_min_warmup_time, benchmark_format, benchmark_out,
               benchmark_out_format, benchmark_report_aggregates_only,
               benchmark_display_aggregates_only, time_unit, amdgpu_libhsa_search_path,
-              profiling, print_statistics) -> None:
+              profiling, print_statistics, replay) -> None:
     """Time functions of an IREE module (.vmfb) and report like iree-benchmark-module."""
     import sys
 
@@ -58,7 +59,7 @@ def benchmark(device, module, function, input, batch_size, benchmark_repetitions
                         if amdgpu_libhsa_search_path else {}),
         batch_size=batch_size, repetitions=benchmark_repetitions, min_time=benchmark_min_time,
         min_warmup_time=benchmark_min_warmup_time, time_unit=time_unit, profiling=profiling,
-        print_statistics=print_statistics)
+        print_statistics=print_statistics, replay=replay)
     out_file = None
     if benchmark_out:
         from amdgpu_cli.outputs import OutputFile

@@ -91,6 +91,35 @@ def profiling_flags(command):
     return wrapper
 
 
+def replay_flags(command):
+    """The --device_replay_* capture flags, shared by run and benchmark; the command receives
+    them as one `replay` argument (replay.recorder.ReplayFlags)."""
+    flags = [
+        _flag("device_replay_output", default="", metavar="FILE",
+              help="Record every HAL call into this .ireereplay file (IREE's replay format, "
+                   "streamed as the run goes)."),
+        _flag("device_replay_file_policy", default="reference", metavar="POLICY",
+              help="How fd-backed imported files are captured: reference, capture-ranges, "
+                   "capture-all or fail (host-memory files are always stored inline)."),
+        _flag("device_replay_file_validation", default="identity", metavar="MODE",
+              help="How a replay validates referenced files: identity or digest."),
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from amdgpu_cli.replay.recorder import ReplayFlags
+
+        kwargs["replay"] = ReplayFlags(
+            output=kwargs.pop("device_replay_output"),
+            file_policy=kwargs.pop("device_replay_file_policy"),
+            file_validation=kwargs.pop("device_replay_file_validation"))
+        return command(*args, **kwargs)
+
+    for flag in reversed(flags):
+        wrapper = flag(wrapper)
+    return wrapper
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @module_flags("The function to run (default: the module's single exported function).")
 @_flag("output", multiple=True, metavar="SPEC",
@@ -114,10 +143,15 @@ def profiling_flags(command):
 @_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
        help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
 @profiling_flags
+@replay_flags
+@_flag("device_replay_results", is_flag=True,
+       help="With --device_replay_output=F: also keep the results read back, in F.results "
+            "(for `amdgpu-replay run --verify`).")
 def run(device, module, function, input, output, expected_output, output_max_element_count,
         equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
         expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices,
-        amdgpu_libhsa_search_path, profiling, print_statistics) -> None:
+        amdgpu_libhsa_search_path, profiling, print_statistics, replay,
+        device_replay_results) -> None:
     """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
     import sys
 
@@ -145,7 +179,9 @@ def run(device, module, function, input, output, expected_output, output_max_ele
         modules=list(module), devices=list(device), function=function, inputs=list(input),
         outputs=list(output), expected_outputs=list(expected_output),
         output_max_element_count=output_max_element_count, equality=equality,
-        driver_options=driver_options, profiling=profiling, print_statistics=print_statistics)
+        driver_options=driver_options, profiling=profiling, print_statistics=print_statistics,
+        replay=replay)
+    replay.results = device_replay_results
     result = tool.run(options, sys.stdout)
     if result.exit_code:
         sys.exit(result.exit_code)

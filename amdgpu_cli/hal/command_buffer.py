@@ -14,6 +14,9 @@ A buffer reference is either direct (`buffer` set; offset/length relative to it)
 Lifetime: the command buffer holds the buffers and executables it records; `close()` drops them.
 Threading: record from one thread; once ended it is immutable and may be executed many times
 (unless ONE_SHOT).
+Replay capture: a command buffer made by a recording device (replay/recorder.py) has `_replay`
+set; every recording method then passes its call to `_replay.command`, which runs it unhooked and
+writes its record. Otherwise the hook costs one attribute check.
 """
 
 from __future__ import annotations
@@ -140,6 +143,9 @@ def _pattern(pattern: int | bytes, pattern_length: int) -> bytes:
 class CommandBuffer:
 
     vm_type = "hal.command_buffer"  # its VM ref type (see vm/refs.type_matches)
+    # A replay capture's recorder (replay/recorder.py), set by the recording device on the
+    # command buffers it makes: each recording method then hands its call to `_replay.command`.
+    _replay = None
     def __init__(self, device=None, mode: int = CommandBufferMode.ONE_SHOT,
                  categories: int = CommandCategory.ANY, queue_affinity: int = -1,
                  binding_capacity: int = 0):
@@ -170,12 +176,16 @@ class CommandBuffer:
 
     # -- state machine --------------------------------------------------------------------------
     def begin(self) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "begin", ())
         if self.state is not CommandBufferState.INITIAL:
             raise HalError(f"command buffer cannot begin recording in the {self.state.value} "
                            f"state", status="FAILED_PRECONDITION")
         self.state = CommandBufferState.RECORDING
 
     def end(self) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "end", ())
         self._require_recording()
         if self._debug_depth:
             raise HalError(f"command buffer ended with {self._debug_depth} open debug groups",
@@ -230,16 +240,22 @@ class CommandBuffer:
     # -- commands -------------------------------------------------------------------------------
     def execution_barrier(self, source_stage_mask: int, target_stage_mask: int, flags: int = 0,
                           ) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "execution_barrier", (source_stage_mask, target_stage_mask, flags))
         self._require_category(CommandCategory.NONE)
         self._record(ExecutionBarrierCommand(ExecutionStage(source_stage_mask),
                                              ExecutionStage(target_stage_mask), flags))
 
     def begin_debug_group(self, label: str) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "begin_debug_group", (label,))
         self._require_recording()
         self._debug_depth += 1
         self._record(DebugGroupCommand(label))
 
     def end_debug_group(self) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "end_debug_group", ())
         self._require_recording()
         if not self._debug_depth:
             raise HalError("no debug group is open", status="FAILED_PRECONDITION")
@@ -247,11 +263,15 @@ class CommandBuffer:
         self._record(DebugGroupCommand(None))
 
     def advise_buffer(self, target: BufferRef, flags: int = 0, arg0: int = 0, arg1: int = 0) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "advise_buffer", (target, flags, arg0, arg1))
         self._require_category(CommandCategory.NONE)
         self._record(AdviseBufferCommand(target, flags, arg0, arg1))
 
     def fill_buffer(self, target: BufferRef, pattern: int | bytes, pattern_length: int,
                     flags: int = 0) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "fill_buffer", (target, pattern, pattern_length, flags))
         self._require_category(CommandCategory.TRANSFER)
         data = _pattern(pattern, pattern_length)
         if self.validated:
@@ -264,6 +284,8 @@ class CommandBuffer:
         self._record(FillCommand(target, data, flags))
 
     def update_buffer(self, source, source_offset: int, target: BufferRef, flags: int = 0) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "update_buffer", (source, source_offset, target, flags))
         self._require_category(CommandCategory.TRANSFER)
         source = memoryview(source).cast("B")
         length = target.length
@@ -281,6 +303,8 @@ class CommandBuffer:
                                    flags))
 
     def copy_buffer(self, source: BufferRef, target: BufferRef, flags: int = 0) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "copy_buffer", (source, target, flags))
         self._require_category(CommandCategory.TRANSFER)
         if self.validated:
             if source.length != target.length:
@@ -317,6 +341,8 @@ class CommandBuffer:
 
         `constants` are bytes or a sequence of u32/i32 values (compiled code passes i32s).
         """
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "dispatch", (executable, entry_point, workgroup_count, constants, bindings, flags))
         self._require_category(CommandCategory.DISPATCH)
         constants = _constant_bytes(constants)
         bindings = tuple(bindings)
@@ -330,6 +356,8 @@ class CommandBuffer:
     def dispatch_indirect(self, executable, entry_point: int, workgroup_count_ref: BufferRef,
                           constants=b"", bindings=(), flags: int = 0) -> None:
         """Record a launch whose 3 x u32 workgroup counts are read from a buffer at execute time."""
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "dispatch_indirect", (executable, entry_point, workgroup_count_ref, constants, bindings, flags))
         self._require_category(CommandCategory.DISPATCH)
         constants = _constant_bytes(constants)
         bindings = tuple(bindings)
@@ -349,6 +377,8 @@ class CommandBuffer:
 
     def collective(self, channel, op: int, param: int, send: BufferRef, recv: BufferRef,
                    element_count: int) -> None:
+        if self._replay is not None:  # a replay capture records the call
+            return self._replay.command(self, "collective", (channel, op, param, send, recv, element_count))
         self._require_category(CommandCategory.DISPATCH)
         unpack_collective_op(op)  # validates kind/reduction/element type
         self._record(CollectiveCommand(channel, op, param, send, recv, element_count))

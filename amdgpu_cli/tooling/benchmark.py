@@ -16,6 +16,9 @@ What is measured (iree-benchmark-module 3.13.0, Google Benchmark v1.9.5 semantic
 - Without `--function`, every export that is not internal (`__` prefix, `$`) and takes no
   arguments (a coarse-fences export: none but its two fences) is benchmarked, in export order.
   A coarse-fences call gets a new signal fence and is waited on, inside the timing.
+- `--device_replay_output` (replay/recorder.py): the capture wraps the devices (scope `init`),
+  set-up and input uploads fall outside every scope, and every timed iteration is one `execute`
+  scope, as iree-benchmark-module records; no untimed trial call is made (it would be recorded).
 
 Reports (`console_text`, `json_text`, `csv_text`, `context_text`) are Google Benchmark's,
 character for character where the numbers allow: the console rule and columns (`%10.3f`-style
@@ -48,14 +51,14 @@ class BenchmarkOptions:
     __slots__ = ("modules", "devices", "function", "inputs", "driver_options", "batch_size",
                  "repetitions", "min_time", "min_warmup_time", "time_unit",
                  "report_aggregates_only", "display_aggregates_only", "profiling",
-                 "print_statistics")
+                 "print_statistics", "replay")
 
     def __init__(self, *, modules: Sequence[str], devices: Sequence[str] = (), function: str = "",
                  inputs: Sequence[str] = (), driver_options: dict | None = None,
                  batch_size: int = 1, repetitions: int = 1, min_time: str = "0.5s",
                  min_warmup_time: float = 0.0, time_unit: str | None = None,
                  report_aggregates_only: bool = False, display_aggregates_only: bool = False,
-                 profiling=None, print_statistics: bool = False):
+                 profiling=None, print_statistics: bool = False, replay=None):
         self.modules = list(modules)
         self.devices = list(devices)
         self.function = function
@@ -77,6 +80,7 @@ class BenchmarkOptions:
         self.report_aggregates_only = report_aggregates_only
         self.display_aggregates_only = display_aggregates_only
         self.profiling = profiling  # tooling.profiling.ProfilingFlags or None
+        self.replay = replay  # replay.recorder.ReplayFlags or None
         self.print_statistics = print_statistics
 
 
@@ -247,10 +251,21 @@ class Benchmarks:
             from amdgpu_cli.tooling.profiling import Capture
 
             self.capture = Capture.from_flags(options.profiling)  # flags and path, checked now
+        self.replay = None
+        if options.replay is not None:
+            from amdgpu_cli.replay.recorder import ReplayCapture
+
+            self.replay = ReplayCapture.from_flags(options.replay)  # flags and path, checked now
         registry = (registry or default_registry()).with_options(options.driver_options)
-        self.session = Session(options.modules[-1], options.devices, registry=registry,
-                               track_memory=options.print_statistics,
-                               libraries=options.modules[:-1])
+        try:
+            self.session = Session(options.modules[-1], options.devices, registry=registry,
+                                   track_memory=options.print_statistics,
+                                   libraries=options.modules[:-1], replay=self.replay)
+        except BaseException:
+            if self.replay is not None:
+                self.replay.end()
+            raise
+        recorder = self.session.replay
         try:
             if self.capture is not None:
                 try:
@@ -287,7 +302,13 @@ class Benchmarks:
                 else:
                     def call(vm_call=vm_call, args=vm_args):
                         vm_call(args)
-                if self.capture is None:  # a capture records every call, as IREE's does
+                if recorder is not None:  # one `execute` scope per iteration
+                    def call(call=call, recorder=recorder):
+                        recorder.scope_begin("execute")
+                        call()
+                        recorder.scope_end("execute")
+                if self.capture is None and recorder is None:
+                    # (a capture records every call, as IREE's does: no trial call then)
                     try:
                         call()  # fails here, once, rather than inside the timing loop
                     except AmdgpuCliError as e:
@@ -295,6 +316,8 @@ class Benchmarks:
                 self.calls.append((name, call))
         except BaseException:
             self.session.close()
+            if self.replay is not None:
+                self.replay.end()
             raise
 
     def run(self, progress: Callable[[str], None] | None = None) -> list[Run]:
@@ -327,7 +350,11 @@ class Benchmarks:
         if self.capture is not None and self.capture.active:
             self.capture.abort()
         self.calls = []  # the inputs they hold go now (--print_statistics counts them freed)
-        self.session.close()
+        try:
+            self.session.close()
+        finally:
+            if self.replay is not None:
+                self.replay.end()
 
     def __enter__(self) -> Benchmarks:
         return self

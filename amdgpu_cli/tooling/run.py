@@ -23,6 +23,15 @@ imports numpy; scalar results become numpy scalars, which import it; `--expected
 loads its checker (`expected`) on use.
 Several `--module`s: each is instantiated in order over the `hal` module and the ones before it
 (`vm.context.BytecodeImports`), the last is the main one.
+
+Replay capture (`--device_replay_output`, replay/recorder.py): the file is published once the
+devices exist and the recorder wraps them (scope `init`); module instantiation falls outside
+every scope; scope `execute` spans inputs, call and results; scope `deinit` the teardown, as
+iree-run-module marks them. While capturing, inputs and results move as IREE's tooling moves them
+(so the capture matches IREE's and replays): an input is a host-visible device-local allocation
+written through a scoped mapping; the results are copied by one transfer command buffer into host
+buffers (each the size of its source's allocation, as IREE's) that are then mapped read-only
+whole (twice each, as IREE's printing maps them).
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from amdgpu_cli.vm.hal_module import HalModule
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
 if TYPE_CHECKING:
+    from amdgpu_cli.replay.recorder import ReplayCapture, ReplayFlags
     from amdgpu_cli.tooling.expected import Equality
     from amdgpu_cli.tooling.profiling import ProfilingFlags
 
@@ -68,7 +78,7 @@ class RunOptions:
 
     __slots__ = ("modules", "devices", "function", "inputs", "outputs", "expected_outputs",
                  "output_max_element_count", "equality", "driver_options", "profiling",
-                 "print_statistics")
+                 "print_statistics", "replay")
 
     def __init__(self, modules: list[str], devices: list[str] | None = None, function: str = "",
                  inputs: list[str] | None = None, outputs: list[str] | None = None,
@@ -76,7 +86,8 @@ class RunOptions:
                  output_max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT,
                  equality: Equality | None = None,
                  driver_options: dict[str, dict[str, object]] | None = None,
-                 profiling: ProfilingFlags | None = None, print_statistics: bool = False):
+                 profiling: ProfilingFlags | None = None, print_statistics: bool = False,
+                 replay: ReplayFlags | None = None):
         self.modules = modules
         self.devices = [] if devices is None else devices
         self.function = function
@@ -88,6 +99,7 @@ class RunOptions:
         self.driver_options = {} if driver_options is None else driver_options
         self.profiling = profiling  # --device_profiling_* / --print_device_statistics
         self.print_statistics = print_statistics
+        self.replay = replay  # --device_replay_* (replay/recorder.py ReplayFlags)
 
 
 class RunResult:
@@ -119,15 +131,28 @@ class Session:
 
     def __init__(self, module: BytecodeModule | str, devices: Sequence[str] = (), *,
                  registry=None, track_memory: bool = False,
-                 libraries: Sequence[BytecodeModule | str] = ()):
+                 libraries: Sequence[BytecodeModule | str] = (),
+                 replay: ReplayCapture | None = None):
         """`libraries`: earlier `--module`s, instantiated first, in order; each may import
-        from the ones before it, and `module` (the main one, the last `--module`) from all."""
+        from the ones before it, and `module` (the main one, the last `--module`) from all.
+        `replay`: a capture to publish once the devices exist; its recorder wraps them."""
         registry = registry or default_registry()
         module = _load(module)
         libraries = [_load(m) for m in libraries]
         self.module = module
         self._cconvs: dict[str, tuple[str, str]] = {}  # function -> cconv(function)
         self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
+        self.replay = None  # the capture's recorder (replay/recorder.py), or None
+        self.replay_deinit_scope = False  # close() marks scope `deinit` (iree-run-module)
+        if replay is not None:
+            try:
+                self.replay = replay.begin()
+                self.replay.scope_begin("init")
+                self.devices = self.replay.attach(self.devices)
+                self.replay.scope_end("init")
+            except BaseException:
+                self.close_devices()
+                raise
         if track_memory:  # --print_statistics: frees counted when buffers are collected
             for device in self.devices:
                 device.allocator.track_frees = True
@@ -154,11 +179,17 @@ class Session:
             device.close()
 
     def close(self) -> None:
+        replay = (getattr(self, "replay", None) if getattr(self, "replay_deinit_scope", False)
+                  else None)
+        if replay is not None:
+            replay.scope_begin("deinit")
         try:
             for context in [self.context, *reversed(getattr(self, "libraries", []))]:
                 if context is not None:
                     context.close()  # __deinit, the main module first
         finally:
+            if replay is not None:
+                replay.scope_end("deinit")
             self.close_devices()
 
     def __enter__(self) -> Session:
@@ -273,12 +304,84 @@ def _upload(device, data) -> Buffer:
     device queue."""
     source = memoryview(data)
     nbytes = source.nbytes
+    replay = getattr(device, "replay", None)
+    if replay is not None:
+        return _upload_captured(device, replay, source)
     buffer = device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, nbytes)
     if nbytes:
         fence = Fence.create(device.create_semaphore(0), 1)
         device.queue_update(-1, None, fence, source, 0, buffer, 0, nbytes)
         fence.wait()
     return buffer
+
+
+# What IREE's tooling allocates under capture: inputs device-local and host-visible with scoped
+# mapping (0x32 / 0x0b000c03), readback targets host-local (0x56 / 0x09000003).
+_CAPTURED_INPUT = (int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE),
+                   int(BufferUsage.DEFAULT | BufferUsage.MAPPING | BufferUsage.MAPPING_ACCESS_RANDOM))
+_CAPTURED_READBACK = (int(MemoryType.HOST_LOCAL | MemoryType.DEVICE_VISIBLE),
+                      int(BufferUsage.TRANSFER | BufferUsage.MAPPING_SCOPED
+                          | BufferUsage.MAPPING_ACCESS_RANDOM))
+
+
+def _upload_captured(device, replay, source: memoryview) -> Buffer:
+    """_upload as IREE's tooling does it (so a capture replays): allocate host-visible, write
+    through a scoped WRITE|DISCARD mapping; a device whose allocation is not mappable gets a
+    (recorded) queue update instead."""
+    nbytes = source.nbytes
+    buffer = device.allocator.allocate(*_CAPTURED_INPUT, nbytes)
+    if not nbytes:
+        return buffer
+    if (buffer.memory_type & MemoryType.HOST_VISIBLE
+            and buffer.allowed_usage & BufferUsage.MAPPING_SCOPED):
+        replay.write_mapped(buffer, 0, source)
+    else:
+        fence = Fence.create(device.create_semaphore(0), 1)
+        device.queue_update(-1, None, fence, source, 0, buffer, 0, nbytes)
+        fence.wait()
+    return buffer
+
+
+def download_captured(session: Session, vm_results: Sequence, res_chars: str) -> list:
+    """from_vm of every result, with the tensors read back as IREE's tooling reads them while a
+    replay capture records: one one-shot transfer command buffer copies each into a new
+    host-local buffer, one queue execute runs it, then each host buffer is mapped read-only
+    twice (its printing); the recorder keeps the bytes for the results sidecar."""
+    from amdgpu_cli.hal.command_buffer import BufferRef
+    from amdgpu_cli.hal.enums import CommandBufferMode, CommandCategory
+
+    device, replay = session.device, session.replay
+    views = [(i, v) for i, v in enumerate(vm_results)
+             if isinstance(v, BufferView) and v.byte_length]
+    staged = {}
+    if views:
+        cb = device.create_command_buffer(
+            CommandBufferMode.ONE_SHOT | CommandBufferMode.ALLOW_INLINE_EXECUTION,
+            CommandCategory.TRANSFER, -1, 0)
+        cb.begin()
+        for i, view in views:
+            # IREE sizes the host buffer as the source's whole allocation, copies the view's
+            # bytes to its start, and maps it whole.
+            host = device.allocator.allocate(*_CAPTURED_READBACK, view.buffer.allocation_size)
+            cb.copy_buffer(BufferRef.direct(view.buffer, 0, view.byte_length),
+                           BufferRef.direct(host, 0, view.byte_length))
+            staged[i] = host
+        cb.end()
+        fence = Fence.create(device.create_semaphore(0), 1)
+        device.queue_execute(-1, None, fence, cb, (), 0)
+        fence.wait()
+    results = []
+    for i, (value, ch) in enumerate(zip(vm_results, res_chars)):
+        host = staged.get(i)
+        if host is None:
+            results.append(from_vm(value, ch, device))
+            continue
+        element_type = ElementType.from_code(value.element_type)
+        data, ordinals = replay.read_mapped(host, 0, host.byte_length, times=2)
+        data = data[:value.byte_length]
+        replay.keep_result(i, ordinals, host, 0, data, element_type.name, value.shape)
+        results.append(Tensor.from_bytes(element_type, value.shape, data))
+    return results
 
 
 def _download(device, buffer: Buffer, offset: int, length: int) -> bytes:
@@ -363,13 +466,24 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         from amdgpu_cli.tooling.profiling import Capture
 
         capture = Capture.from_flags(options.profiling)  # flags and the output path, checked now
+    replay = None
+    if options.replay is not None:
+        from amdgpu_cli.replay.recorder import ReplayCapture
+
+        replay = ReplayCapture.from_flags(options.replay)  # flags and the path, checked now
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
-        session = Session(options.modules[-1], options.devices, registry=registry,
-                          track_memory=options.print_statistics, libraries=options.modules[:-1])
-    except AmdgpuCliError as e:
-        raise _annotate(e, "creating run context") from None
-    result = _run_session(session, options, out, targets, capture)
+        try:
+            session = Session(options.modules[-1], options.devices, registry=registry,
+                              track_memory=options.print_statistics,
+                              libraries=options.modules[:-1], replay=replay)
+        except AmdgpuCliError as e:
+            raise _annotate(e, "creating run context") from None
+        session.replay_deinit_scope = True
+        result = _run_session(session, options, out, targets, capture)
+    finally:
+        if replay is not None:
+            replay.end()  # the final length; a failed run leaves a valid, closed capture
     if options.print_statistics:  # at exit, as iree-run-module prints it
         sys.stderr.write(session.statistics_text())
         sys.stderr.flush()
@@ -395,6 +509,8 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
                 capture.check(session.devices)
             except AmdgpuCliError as e:
                 raise fail(e, "beginning device profiling") from None
+        if session.replay is not None:
+            session.replay.scope_begin("execute")
         try:
             inputs = parse_inputs(options.inputs, arg_chars)
             vm_args = [to_vm(v, ch, session.device) for v, ch in zip(inputs, arg_chars)]
@@ -435,7 +551,10 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
             except AmdgpuCliError as e:
                 raise fail(e, "ending device profiling") from None
         try:
-            results = [from_vm(v, ch, session.device) for v, ch in zip(vm_results, res_chars)]
+            if session.replay is not None:
+                results = download_captured(session, vm_results, res_chars)
+            else:
+                results = [from_vm(v, ch, session.device) for v, ch in zip(vm_results, res_chars)]
         except AmdgpuCliError as e:
             raise fail(e, "transferring results") from None
         exit_code = 0
@@ -455,6 +574,8 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
         except AmdgpuCliError as e:
             raise fail(e, "processing results") from None
         out.flush()
+        if session.replay is not None:
+            session.replay.scope_end("execute")
         return RunResult(function, results, exit_code)
 
 

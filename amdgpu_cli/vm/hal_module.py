@@ -17,6 +17,10 @@ used (a module whose registers hold the wrong refs gets one error line, never a 
 
 State: one HalModule per context (it caches one executable cache per device). It holds the devices
 but does not close them; whoever created the devices closes them.
+Replay capture: devices that record (replay/recorder.py RecordingDevice, `device.replay` set) get
+their executable cache at instantiation, as IREE's module does; host files, function lookups,
+hal.buffer.load/store and queue reads of files are recorded through that recorder here, and host
+imports fail (recorded) so that constants take the file path, as under IREE's recorder.
 Sources: IREE runtime/src/iree/modules/hal/{exports.inl,module.c,utils/buffer_diagnostics.c}.
 """
 
@@ -32,6 +36,7 @@ from amdgpu_cli.hal.enums import (
     WHOLE_BUFFER,
     BufferUsage,
     HalError,
+    MemoryAccess,
     MemoryType,
     StatusCode,
 )
@@ -135,6 +140,12 @@ class HalModule(NativeModule):
         self.devices = list(devices) if isinstance(devices, (list, tuple)) else [devices]
         self._caches: dict[int, object] = {}
         self._functions = self._build()
+        # A replay capture's recorder (the devices share one), or None.
+        self._replay = next((r for r in (getattr(d, "replay", None) for d in self.devices)
+                             if r is not None), None)
+        if self._replay is not None:
+            for device in self.devices:  # IREE's module makes its caches when instantiated
+                self._cache(device)
 
     def functions(self) -> dict[str, NativeFunction]:
         return self._functions
@@ -161,7 +172,12 @@ class HalModule(NativeModule):
         if length == -1:
             length = len(source) - offset
         source.check_range(offset, length)
-        return HalFile(source, offset, length, access)
+        file = HalFile(source, offset, length, access)
+        replay = getattr(device, "replay", None)
+        if replay is not None:
+            replay.import_file(device, file, access=access, length=length,
+                               content=bytes(source.data[offset:offset + length]))
+        return file
 
     def allocator_select(self, memory_types, usage, flags, candidates):
         if not candidates:
@@ -189,6 +205,13 @@ class HalModule(NativeModule):
                          status="PERMISSION_DENIED")
         writable = not immutable and not usage & BufferUsage.SHARING_IMMUTABLE
         data = source.data[offset:offset + length]
+        if getattr(allocator, "replay", None) is not None:
+            try:  # refused under capture (recorded), as IREE's recorder refuses it
+                return allocator.import_host(data, memory_types, usage, writable=writable)
+            except HalError:
+                if is_try:
+                    return None
+                raise
         address = host_address(data) if length else 0
         buffer = None
         if address % _ALIGNMENT == 0:
@@ -249,6 +272,8 @@ class HalModule(NativeModule):
         buffer = _need(buffer, Buffer, "source buffer")
         if length > 4:
             raise VmTrap(f"load length byte count {length} exceeds max", status="INVALID_ARGUMENT")
+        if self._replay is not None:
+            return int.from_bytes(self._replay.read_mapped(buffer, offset, length)[0], "little")
         return int.from_bytes(buffer.read(offset, length), "little")
 
     def buffer_store(self, value, buffer, offset, length):
@@ -259,7 +284,11 @@ class HalModule(NativeModule):
         if offset + length > buffer.byte_length:
             raise VmTrap(f"store out of bounds (target_offset={offset}, length={length} into max "
                          f"{buffer.byte_length})", status="OUT_OF_RANGE")
-        buffer.write(offset, (value & 0xFFFFFFFF).to_bytes(4, "little")[:length])
+        data = (value & 0xFFFFFFFF).to_bytes(4, "little")[:length]
+        if self._replay is not None:
+            self._replay.write_mapped(buffer, offset, data, access=int(MemoryAccess.WRITE))
+            return
+        buffer.write(offset, data)
 
     # -- buffer_view ----------------------------------------------------------------------------
     def buffer_view_create(self, buffer, offset, length, element_type, encoding_type, dims):
@@ -416,6 +445,11 @@ class HalModule(NativeModule):
                           target_offset, length, flags):
         source = _need(source, HalFile, "source file")
         data = source.view(source_offset, length)
+        if getattr(device, "replay", None) is not None:
+            _queue_device(device, wait, signal).queue_read(
+                affinity, wait, signal, source, source_offset,
+                _need(target, Buffer, "target buffer"), target_offset, length, data, flags)
+            return
         _queue_device(device, wait, signal).queue_update(
             affinity, wait, signal, data, 0, _need(target, Buffer, "target buffer"),
             target_offset, length, flags)
@@ -481,6 +515,9 @@ class HalModule(NativeModule):
 
     def executable_lookup_function(self, executable, name):
         _need_ref(executable, "hal.executable", "executable")
+        if self._replay is not None:
+            return self._replay.lookup_function(executable, _text(name, "function name"),
+                                                executable.lookup_export)
         return executable.lookup_export(_text(name, "function name"))
 
     # -- fence ----------------------------------------------------------------------------------
