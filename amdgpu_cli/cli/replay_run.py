@@ -3,7 +3,8 @@
 Flags as iree-run-replay's: --device (repeatable; the n-th device binds the n-th captured device;
 default as amdgpu-run's), --replay_file_remap, --replay_executable_substitution, the
 --device_profiling_* flags (a Capture begun before the execution and ended after it, as amdgpu-run
-does). Success prints nothing; errors are one status line (exit 1). The work is
+does). Success prints nothing; errors are one status line (exit 1). `--verify` (ours) checks the
+results against a capture's results sidecar (amdgpu_cli.replay.verify). The work is
 amdgpu_cli.replay.executor's plan + execute.
 """
 
@@ -24,10 +25,14 @@ from amdgpu_cli.cli.run import _flag, profiling_flags
        help="Replace a captured executable (ID, or `all`) with the file at PATH; repeatable.")
 @_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
        help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@_flag("verify", is_flag=True,
+       help="Check the replay's results against what the captured run read back (the "
+            "FILE.results sidecar of a capture made with --device_replay_results); prints "
+            "[SUCCESS] or [FAILED] blocks as --expected_output does, exit 1 on a mismatch.")
 @profiling_flags
 @click.argument("files", nargs=-1, metavar="FILE")
 def command(device, replay_file_remap, replay_executable_substitution,
-            amdgpu_libhsa_search_path, profiling, print_statistics, files) -> None:
+            amdgpu_libhsa_search_path, verify, profiling, print_statistics, files) -> None:
     """Execute a HAL replay (.ireereplay) once (iree-run-replay)."""
     import sys
 
@@ -48,9 +53,14 @@ def command(device, replay_file_remap, replay_executable_substitution,
     driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
                       if amdgpu_libhsa_search_path else {})
     registry = default_registry().with_options(driver_options)
+    outcomes = None
     replay_file = executor.open_replay(files[0])
     try:
         plan = executor.plan(replay_file)
+        if verify:
+            from amdgpu_cli.replay.verify import checking_plan, load_results
+
+            plan, outcomes = checking_plan(plan, replay_file, load_results(files[0]))
     finally:
         replay_file.close()
     devices = registry.create_devices(list(device), default=DEFAULT_DEVICE)
@@ -71,3 +81,11 @@ def command(device, replay_file_remap, replay_executable_substitution,
     finally:
         for d in devices:
             d.close()
+    if outcomes is not None:
+        from amdgpu_cli.replay.verify import report
+
+        ok, text = report(outcomes)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if not ok:
+            sys.exit(1)
