@@ -423,12 +423,16 @@ class HostQueueDevice(Device):
         command-region event per barrier-separated region: timed natively in one call where the
         device can (`_timed_program`), else command by command."""
         recorder = self.profiler
+        families = recorder.families
+        if not (families & _prof.Family.HOST_EXECUTION or (
+                self._profile_command_buffers and families & _prof.Family.COMMAND_REGION_EVENTS)):
+            self._execute(command_buffer, binding_table)  # nothing to record inside it
+            return
         operation = self._profile_op
         timed = self._timed_program(command_buffer, binding_table)
         if timed is not None:
             self._record_timed(recorder, operation, command_buffer, timed)
             return
-        families = recorder.families
         spans = families & _prof.Family.HOST_EXECUTION
         regions = self._profile_command_buffers and families & _prof.Family.COMMAND_REGION_EVENTS
         indexed = self._profile_command_buffers

@@ -134,12 +134,13 @@ def benchmark_functions(session, name: str) -> list[str]:
             and not session.input_chars(e.name)[0]]
 
 
-def _timed(call: Callable[[], object], passes: int, flush: Callable[[], None] | None = None
-           ) -> tuple[float, float]:
+def _timed(call: Callable[[], object], passes: int, flush: Callable[[], None] | None = None,
+           manual: bool = False) -> tuple[float, float]:
     """(wall seconds, process CPU seconds) of `passes` calls. With `flush` (a profile capture),
     it runs after every call with the timer paused, as iree-benchmark-module flushes profiling
-    after every iteration."""
-    if flush is None:
+    after every iteration. With `manual`, each call returns the seconds it counts (Google
+    Benchmark's manual time) and those are summed instead of the wall clock."""
+    if flush is None and not manual:
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for _ in range(passes):
             call()
@@ -149,13 +150,14 @@ def _timed(call: Callable[[], object], passes: int, flush: Callable[[], None] | 
     wall = cpu = 0.0
     for _ in range(passes):
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        call()
-        wall += time.perf_counter() - wall0
+        counted = call()
+        wall += counted if manual else time.perf_counter() - wall0
         cpu += time.process_time() - cpu0
-        flush()
-        # The flush's garbage is collected here too, with the timer paused, rather than by a
-        # collection it would trigger inside the next timed call.
-        gc.collect(0)
+        if flush is not None:
+            flush()
+            # The flush's garbage is collected here too, with the timer paused, rather than by
+            # a collection it would trigger inside the next timed call.
+            gc.collect(0)
     return wall, cpu
 
 
@@ -166,13 +168,14 @@ def _passes(iterations: int, batch: int) -> tuple[int, int]:
 
 
 def find_iterations(call: Callable[[], object], min_time: float, batch: int,
-                    flush: Callable[[], None] | None = None) -> tuple[int, float, float]:
-    """Google Benchmark's search for an iteration count lasting `min_time` seconds of wall time;
-    returns the final run's (iterations, wall, cpu)."""
+                    flush: Callable[[], None] | None = None, manual: bool = False
+                    ) -> tuple[int, float, float]:
+    """Google Benchmark's search for an iteration count lasting `min_time` seconds of measured
+    time (wall, or manual); returns the final run's (iterations, time, cpu)."""
     iterations = 1
     while True:
         calls, counted = _passes(iterations, batch)
-        wall, cpu = _timed(call, calls, flush)
+        wall, cpu = _timed(call, calls, flush, manual)
         if counted >= MAX_ITERATIONS or wall >= min_time:
             return counted, wall, cpu
         multiplier = min_time * 1.4 / max(wall, 1e-9)
@@ -183,26 +186,27 @@ def find_iterations(call: Callable[[], object], min_time: float, batch: int,
 
 def measure(call: Callable[[], object], options: BenchmarkOptions, name: str,
             progress: Callable[[str], None] | None = None,
-            flush: Callable[[], None] | None = None) -> list[Run]:
+            flush: Callable[[], None] | None = None, manual: bool = False) -> list[Run]:
     """The repetitions of one benchmark (plus its aggregates) as report rows; `flush` runs after
-    every call, untimed (profiling)."""
+    every call, untimed (profiling). With `manual`, `call` returns the seconds each iteration
+    counts and the benchmark is named `.../manual_time` (Google Benchmark's UseManualTime)."""
     scale = TIME_UNITS[options.time_unit]
-    full = f"BM_{name}/process_time/real_time"
+    full = f"BM_{name}/process_time/{'manual_time' if manual else 'real_time'}"
     if options.min_warmup_time > 0:
-        find_iterations(call, options.min_warmup_time, options.batch_size, flush)
+        find_iterations(call, options.min_warmup_time, options.batch_size, flush, manual)
     rows: list[Run] = []
     iterations = None
     for index in range(options.repetitions):
         if progress is not None:
             progress(f"{full}: repetition {index + 1} of {options.repetitions}")
         if iterations is not None:
-            wall, cpu = _timed(call, _passes(iterations, options.batch_size)[0], flush)
+            wall, cpu = _timed(call, _passes(iterations, options.batch_size)[0], flush, manual)
         elif isinstance(options.min_time, int):
             calls, iterations = _passes(options.min_time, options.batch_size)
-            wall, cpu = _timed(call, calls, flush)
+            wall, cpu = _timed(call, calls, flush, manual)
         else:
             iterations, wall, cpu = find_iterations(call, options.min_time, options.batch_size,
-                                                    flush)
+                                                    flush, manual)
         rows.append(Run(full, full, "iteration", options.repetitions, index, iterations,
                         wall * scale / iterations, cpu * scale / iterations, options.time_unit,
                         iterations / wall if wall > 0 else 0.0))
