@@ -11,24 +11,19 @@ from __future__ import annotations
 import click
 
 from amdgpu_cli.cli.benchmark import benchmark_flags, print_reports
+from amdgpu_cli.cli.replay_run import target_flags
 from amdgpu_cli.cli.run import _flag, profiling_flags
 
 
 @click.command("bench", context_settings={"help_option_names": ["-h", "--help"]})
-@_flag("device", multiple=True, metavar="URI",
-       help="A HAL device URI (local-sync, local-task, amdgpu...); repeat for several, in the "
-            "captured device order.")
+@target_flags
 @_flag("replay_scope", default="", metavar="NAME",
        help="Time only what lies inside the replay's scope markers of this name "
             "(manual time; the whole replay still runs).")
-@_flag("replay_file_remap", multiple=True, metavar="CAPTURED_PREFIX=REPLAY_PREFIX",
-       help="Rewrite the longest matching prefix of captured external file paths; repeatable.")
-@_flag("replay_executable_substitution", multiple=True, metavar="ID[@FORMAT]=PATH",
-       help="Replace a captured executable (ID, or `all`) with the file at PATH; repeatable.")
 @benchmark_flags
 @profiling_flags
 @click.argument("files", nargs=-1, metavar="FILE")
-def command(device, replay_scope, replay_file_remap, replay_executable_substitution, benchmark,
+def command(device, replay_file_remap, replay_executable_substitution, replay_scope, benchmark,
             profiling, print_statistics, files) -> None:
     """Time executions of a HAL replay (.ireereplay) (iree-benchmark-replay)."""
     import sys
@@ -43,11 +38,9 @@ def command(device, replay_scope, replay_file_remap, replay_executable_substitut
         raise AmdgpuCliError("expected one replay file path argument", status="INVALID_ARGUMENT")
     options = tool.BenchmarkOptions(modules=list(files), devices=device, profiling=profiling,
                                     print_statistics=print_statistics, **benchmark.options)
-    capture = None
-    if profiling is not None and profiling.requested:
-        from amdgpu_cli.tooling.profiling import Capture
+    from amdgpu_cli.tooling.profiling import Capture
 
-        capture = Capture.from_flags(profiling)  # flags and the output path, checked now
+    capture = Capture.from_flags(profiling)  # flags and the output path, checked now (or None)
     out_file = benchmark.out_file()  # a bad --benchmark_out path fails before any work
     remaps = executor.parse_file_remaps(replay_file_remap)
     substitutions = executor.parse_substitutions(replay_executable_substitution)

@@ -15,14 +15,27 @@ import click
 from amdgpu_cli.cli.run import _flag, profiling_flags
 
 
+def target_flags(command):
+    """--device, --replay_file_remap and --replay_executable_substitution: where a replay runs
+    and what it reads instead of what was captured (shared by run and bench)."""
+    flags = [
+        _flag("device", multiple=True, metavar="URI",
+              help="A HAL device URI (local-sync, local-task, amdgpu...); repeat for several, "
+                   "in the captured device order."),
+        _flag("replay_file_remap", multiple=True, metavar="CAPTURED_PREFIX=REPLAY_PREFIX",
+              help="Rewrite the longest matching prefix of captured external file paths; "
+                   "repeatable."),
+        _flag("replay_executable_substitution", multiple=True, metavar="ID[@FORMAT]=PATH",
+              help="Replace a captured executable (ID, or `all`) with the file at PATH; "
+                   "repeatable."),
+    ]
+    for flag in reversed(flags):
+        command = flag(command)
+    return command
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
-@_flag("device", multiple=True, metavar="URI",
-       help="A HAL device URI (local-sync, local-task, amdgpu...); repeat for several, in the "
-            "captured device order.")
-@_flag("replay_file_remap", multiple=True, metavar="CAPTURED_PREFIX=REPLAY_PREFIX",
-       help="Rewrite the longest matching prefix of captured external file paths; repeatable.")
-@_flag("replay_executable_substitution", multiple=True, metavar="ID[@FORMAT]=PATH",
-       help="Replace a captured executable (ID, or `all`) with the file at PATH; repeatable.")
+@target_flags
 @_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
        help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
 @_flag("verify", is_flag=True,
@@ -43,11 +56,9 @@ def command(device, replay_file_remap, replay_executable_substitution,
 
     if len(files) != 1:
         raise AmdgpuCliError("expected one replay file path argument", status="INVALID_ARGUMENT")
-    capture = None
-    if profiling is not None and profiling.requested:
-        from amdgpu_cli.tooling.profiling import Capture
+    from amdgpu_cli.tooling.profiling import Capture, capturing
 
-        capture = Capture.from_flags(profiling)  # flags and the output path, checked now
+    capture = Capture.from_flags(profiling)  # flags and the output path, checked now (or None)
     remaps = executor.parse_file_remaps(replay_file_remap)
     substitutions = executor.parse_substitutions(replay_executable_substitution)
     driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
@@ -65,17 +76,8 @@ def command(device, replay_file_remap, replay_executable_substitution,
         replay_file.close()
     devices = registry.create_devices(list(device), default=DEFAULT_DEVICE)
     try:
-        if capture is not None:
-            capture.check(devices)
-            capture.begin(devices)
-        try:
+        with capturing(capture, devices):
             executor.execute(plan, devices, file_remaps=remaps, substitutions=substitutions)
-        except BaseException:
-            if capture is not None:
-                capture.abort()
-            raise
-        if capture is not None:
-            capture.end()
         if print_statistics:
             sys.stderr.write("".join(d.allocator.statistics_text() for d in devices))
     finally:

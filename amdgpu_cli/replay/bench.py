@@ -124,21 +124,11 @@ class ReplayBenchmark:
     def run(self, progress: Callable[[str], None] | None = None) -> list:
         """The report rows (repetitions, then aggregates)."""
         from amdgpu_cli.tooling.benchmark import measure
+        from amdgpu_cli.tooling.profiling import capturing
 
-        capture, flush = self.capture, None
-        if capture is not None:
-            capture.begin(self.devices)
-            flush = capture.flush
-        try:
-            rows = measure(self._call(), self.options, self.name, progress, flush,
+        with capturing(self.capture, self.devices) as flush:
+            return measure(self._call(), self.options, self.name, progress, flush,
                            manual=bool(self.scope))
-        except BaseException:
-            if capture is not None:
-                capture.abort()
-            raise
-        if capture is not None:
-            capture.end()
-        return rows
 
     def close(self) -> None:
         for device in getattr(self, "devices", ()):

@@ -327,13 +327,10 @@ class Benchmarks:
     def run(self, progress: Callable[[str], None] | None = None) -> list[Run]:
         """Every benchmark's rows, in function order. A profile capture spans all of them (as in
         IREE: begun after set-up, flushed after every iteration, ended after the last)."""
-        capture = self.capture
-        flush = None
-        if capture is not None:
-            capture.begin(self.session.devices)
-            flush = capture.flush
+        from amdgpu_cli.tooling.profiling import capturing
+
         rows: list[Run] = []
-        try:
+        with capturing(self.capture, self.session.devices) as flush:
             for family, (name, call) in enumerate(self.calls):
                 try:
                     rows += [r._replace(family_index=family)
@@ -342,12 +339,6 @@ class Benchmarks:
                     from amdgpu_cli.tooling.run import _annotate
 
                     raise _annotate(e, f"invoking function '{name}'") from None
-        except BaseException:
-            if capture is not None:
-                capture.abort()
-            raise
-        if capture is not None:
-            capture.end()
         return rows
 
     def close(self) -> None:

@@ -20,6 +20,8 @@ IREE's tooling (`runtime/src/iree/tooling/device_util.c`) in our own words:
 
 from __future__ import annotations
 
+import contextlib
+
 import sys
 from dataclasses import dataclass, field
 from typing import IO, Sequence
@@ -155,6 +157,23 @@ class Capture:
             self.end()
         except AmdgpuCliError:
             pass
+
+
+@contextlib.contextmanager
+def capturing(capture: Capture | None, devices: Sequence):
+    """`capture` (None: no capture) begun on `devices` around the block, ended after it, or
+    aborted (what was written stays) when the block raises; yields its flush (None without a
+    capture) for the caller to call between iterations."""
+    if capture is None:
+        yield None
+        return
+    capture.begin(devices)
+    try:
+        yield capture.flush
+    except BaseException:
+        capture.abort()
+        raise
+    capture.end()
 
 
 def print_statistics(bundle_bytes: bytes, out: IO[str]) -> None:
