@@ -13,6 +13,12 @@ deterministic and cached: files already there are kept (delete the directory to 
                        the project's sample bundles in profiles/samples
     input              every --input of tests/corpus RUN lines, plus hand-written grammar cases
     npy                arrays written by numpy.save (versions 1.0, 2.0, 3.0) and by our npy_bytes
+    irpa               archives by iree-create-parameters (data, splats, empty) and by
+                       iree-convert-parameters from the gguf/safetensors seeds (also --strip), plus
+                       two archives linked into one file
+    gguf               files by the gguf package's GGUFWriter (metadata of every kind, f32/f16/Q8_0,
+                       a custom alignment)
+    safetensors        files by safetensors.numpy.save_file (with __metadata__, an empty tensor)
 
 Where iree-compile or iree-run-module is missing the seeds that need it are skipped, and a target
 whose seed directory stays empty still runs (libFuzzer starts from an empty input).
@@ -185,6 +191,80 @@ def _input_seeds() -> list[bytes]:
     return seeds
 
 
+def _gguf_seed(path: Path, alignment: int | None) -> None:
+    import gguf
+    import numpy as np
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    if alignment:
+        writer.add_custom_alignment(alignment)
+    writer.add_uint32("x.count", 3)
+    writer.add_string("x.name", "seed")
+    writer.add_array("x.ints", [1, 2, 3])
+    writer.add_array("x.strings", ["a", "bc"])
+    writer.add_float64("x.f64", 0.5)
+    writer.add_bool("x.flag", True)
+    writer.add_tensor("w", np.arange(6, dtype=np.float32).reshape(2, 3))
+    writer.add_tensor("h", np.arange(3, dtype=np.float16))
+    writer.add_tensor("q", np.arange(68, dtype=np.uint8).reshape(1, 68), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def _parameter_seeds(work: Path, dirs: dict[str, Path]) -> None:
+    """Seeds of the irpa/gguf/safetensors targets; each source is skipped where its tool is missing."""
+    import numpy as np
+
+    made: list[Path] = []
+    try:
+        for i, alignment in enumerate((None, 64)):
+            path = work / f"seed{i}.gguf"
+            if not path.is_file():
+                _gguf_seed(path, alignment)
+            made.append(path)
+    except ImportError as error:
+        print(f"fuzz seeds: gguf skipped ({error})", file=sys.stderr)
+    try:
+        from safetensors.numpy import save_file
+
+        path = work / "seed.safetensors"
+        if not path.is_file():
+            save_file({"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1, -2], np.int64),
+                       "e": np.zeros((0, 2), np.float16)}, str(path), metadata={"k": "v"})
+        made.append(path)
+    except ImportError as error:
+        print(f"fuzz seeds: safetensors skipped ({error})", file=sys.stderr)
+    for path in made:
+        _write(dirs[path.suffix[1:]], path.read_bytes(), path.stem)
+
+    create, convert = _tool("iree-create-parameters"), _tool("iree-convert-parameters")
+    archives = []
+    if create is not None:
+        for name, flags in (("empty", []),
+                            ("mixed", ["--data=a=16xi8=5", "--data=z=3xi8", "--splat=s=4xf32=1.5",
+                                       "--splat=t=2xi16=7"]),
+                            ("splats", ["--splat=x=8xi8=1", "--splat=y=2xf64=2.0"])):
+            path = work / f"{name}.irpa"
+            if not path.is_file():
+                subprocess.run([create, *flags, f"--output={path}"], capture_output=True, timeout=60, check=True)
+            archives.append(path)
+    if convert is not None and made:
+        for name, extra in (("converted", []), ("stripped", ["--strip"])):
+            path = work / f"{name}.irpa"
+            if not path.is_file():
+                subprocess.run([convert, *(f"--parameters={p}" for p in made), *extra, f"--output={path}"],
+                               capture_output=True, timeout=60, check=True)
+            archives.append(path)
+    for path in archives:
+        _write(dirs["irpa"], path.read_bytes(), path.stem)
+    if len(archives) >= 2:  # the first archive links to the second, appended after it
+        first = bytearray(archives[1].read_bytes())
+        first[16:24] = len(first).to_bytes(8, "little")
+        _write(dirs["irpa"], bytes(first) + archives[-1].read_bytes(), "linked")
+
+
 def build_seeds(out_dir) -> dict[str, Path]:
     from bench.fuzz.targets import ALL_TARGETS
 
@@ -235,6 +315,7 @@ def build_seeds(out_dir) -> dict[str, Path]:
         _write(dirs["input"], data, "input")
     for data in TOOL_FLAG_SEEDS:
         _write(dirs["tool-flags"], data, "flags")
+    _parameter_seeds(work, dirs)
     return dirs
 
 

@@ -25,6 +25,10 @@ Targets:
                        written from the input into the sandbox), the capture filters, the flush
                        interval (tooling.profiling.Capture.from_flags, no output path), and
                        --benchmark_min_time (tooling.benchmark.parse_min_time)
+    irpa               formats.parameters.open_parameters on a sandbox `.irpa` file (formats.irpa: linked
+                       archives, entry table, splat/data entries), then every entry's view
+    gguf               the same for `.gguf` (formats.gguf: metadata walk, tensor infos, ggml sizes)
+    safetensors        the same for `.safetensors` (formats.safetensors: header length, JSON, offsets)
   Extra (only when named; not in CI):
     ireeprof-reports   every amdgpu-profile report's JSONL rows on the bundle
 
@@ -282,6 +286,32 @@ def _run_npy(data: bytes) -> None:
     parse_inputs([f"*{path}"], None)
 
 
+# -- parameter files -----------------------------------------------------------------------------
+
+# Splats up to this size are materialized by the harness; larger ones only have their pattern read.
+_SPLAT_VIEW_LIMIT = 1 << 16
+
+
+def _parameter_target(extension: str) -> Callable[[bytes], None]:
+    def run(data: bytes) -> None:
+        from amdgpu_cli.formats.parameters import open_parameters
+
+        path = os.path.join(sandbox(), f"fuzz.{extension}")
+        with open(path, "wb") as f:
+            f.write(data)
+        with open_parameters(path) as archive:
+            for key, entry in archive.entries.items():
+                if entry.splat is not None and entry.length > _SPLAT_VIEW_LIMIT:
+                    continue
+                view = archive.view(key)
+                if len(view) != entry.length:
+                    raise AssertionError(f"view of {key!r} has {len(view)} bytes, entry says {entry.length}")
+                view.release()
+
+    run.__name__ = f"_run_{extension}"
+    return run
+
+
 # Every `amdgpu-profile` command, for the extra target below.
 REPORTS = ("cat", "summary", "statistics", "explain", "dispatch", "executable", "command", "queue",
            "memory", "counter", "export")
@@ -317,6 +347,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("npy", _run_npy, ".npy reader through @file.npy and *file.npy inputs"),
     Target("tool-flags", _run_tool_flags,
            "--device_profiling_* values, presets, --benchmark_min_time"),
+    Target("irpa", _parameter_target("irpa"), ".irpa parameter archives (open_parameters, views)"),
+    Target("gguf", _parameter_target("gguf"), ".gguf parameter files (open_parameters, views)"),
+    Target("safetensors", _parameter_target("safetensors"),
+           ".safetensors parameter files (open_parameters, views)"),
 )}
 
 # Run only when named: every profile report on fuzzed bundles (the reports' own code, beyond the
