@@ -141,9 +141,11 @@ def _from_tool(value):
 class Module:
     """A loaded module instantiated on a device; exported functions are attributes."""
 
-    def __init__(self, path, device: str | list[str] = "local"):
+    def __init__(self, path, device: str | list[str] = "local", *, parameters=None,
+                 parameter_mode: str = "file"):
         devices = [device] if isinstance(device, str) else list(device)
-        self._session = Session(str(path), devices)
+        self._session = Session(str(path), devices, parameters=parameters,
+                                parameter_mode=parameter_mode)
         self._gate = _CallGate()
         self._close_lock = threading.Lock()  # a second close waits for the first to finish
         self.path = str(path)
@@ -230,6 +232,12 @@ class Module:
         self.close()
 
 
-def load_module(path, device: str | list[str] = "local") -> Module:
-    """Load a .vmfb on `device` (a device URI, or a list of them) and run its `__init`."""
-    return Module(path, device)
+def load_module(path, device: str | list[str] = "local", *, parameters=None,
+                parameter_mode: str = "file") -> Module:
+    """Load a .vmfb on `device` (a device URI, or a list of them) and run its `__init`.
+
+    `parameters`: the parameter files of a module whose weights live outside it, as
+    `--parameters` gives them: {scope: path}, a list of (scope, path) pairs or `scope=path`
+    strings (scope "" or a bare path: the anonymous scope); `parameter_mode` "file" (read as
+    needed) or "preload" (read whole at load). The files stay open until close()."""
+    return Module(path, device, parameters=parameters, parameter_mode=parameter_mode)

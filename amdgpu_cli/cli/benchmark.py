@@ -12,7 +12,7 @@ import functools
 
 import click
 
-from amdgpu_cli.cli.run import _flag, module_flags, profiling_flags, replay_flags
+from amdgpu_cli.cli.run import _flag, module_flags, parameter_flags, profiling_flags, replay_flags
 
 
 class BenchmarkFlags:
@@ -123,10 +123,11 @@ def print_reports(rows, context: dict, flags: BenchmarkFlags, out_file, statisti
 @_flag("batch_size", type=int, default=1, show_default=True,
        help="Iterations counted per call (modules that repeat their dispatches N times).")
 @benchmark_flags
+@parameter_flags
 @profiling_flags
 @replay_flags
-def benchmark(device, module, function, input, batch_size, benchmark, profiling,
-              print_statistics, replay) -> None:
+def benchmark(device, module, function, input, batch_size, benchmark, parameters,
+              parameter_mode, profiling, print_statistics, replay) -> None:
     """Time functions of an IREE module (.vmfb) and report like iree-benchmark-module."""
     import sys
 
@@ -138,7 +139,7 @@ def benchmark(device, module, function, input, batch_size, benchmark, profiling,
     options = tool.BenchmarkOptions(
         modules=module, devices=device, function=function, inputs=input, batch_size=batch_size,
         profiling=profiling, print_statistics=print_statistics, replay=replay,
-        **benchmark.options)
+        parameters=parameters, parameter_mode=parameter_mode, **benchmark.options)
     out_file = benchmark.out_file()  # a bad path fails now, before any timing
     with tool.Benchmarks(options) as benchmarks:
         context = tool.context()

@@ -91,6 +91,29 @@ def profiling_flags(command):
     return wrapper
 
 
+def parameter_flags(command):
+    """--parameters and --parameter_mode (IREE's tooling/parameter_util.c), shared by run and
+    benchmark; the command receives `parameters` (a list of `[scope=]path`) and
+    `parameter_mode`."""
+    flags = [
+        _flag("parameters", multiple=True, metavar="[SCOPE=]FILE",
+              help="A parameter file (.irpa, .gguf, .safetensors) for the anonymous scope "
+                   "(`file.irpa`) or a named one (`model=file.irpa`); repeatable."),
+        _flag("parameter_mode", default="file", show_default=True, metavar="MODE",
+              help="preload: read whole parameter files into memory at start; file: read them "
+                   "as needed."),
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        kwargs["parameters"] = list(kwargs.pop("parameters"))
+        return command(*args, **kwargs)
+
+    for flag in reversed(flags):
+        wrapper = flag(wrapper)
+    return wrapper
+
+
 def replay_flags(command):
     """The --device_replay_* capture flags, shared by run and benchmark; the command receives
     them as one `replay` argument (replay.recorder.ReplayFlags)."""
@@ -142,6 +165,7 @@ def replay_flags(command):
        help="Describe every device of every driver (or of DRIVER) and exit.")
 @_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
        help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@parameter_flags
 @profiling_flags
 @replay_flags
 @_flag("device_replay_results", is_flag=True,
@@ -150,8 +174,8 @@ def replay_flags(command):
 def run(device, module, function, input, output, expected_output, output_max_element_count,
         equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
         expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices,
-        amdgpu_libhsa_search_path, profiling, print_statistics, replay,
-        device_replay_results) -> None:
+        amdgpu_libhsa_search_path, parameters, parameter_mode, profiling, print_statistics,
+        replay, device_replay_results) -> None:
     """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
     import sys
 
@@ -180,7 +204,7 @@ def run(device, module, function, input, output, expected_output, output_max_ele
         outputs=list(output), expected_outputs=list(expected_output),
         output_max_element_count=output_max_element_count, equality=equality,
         driver_options=driver_options, profiling=profiling, print_statistics=print_statistics,
-        replay=replay)
+        replay=replay, parameters=parameters, parameter_mode=parameter_mode)
     replay.results = device_replay_results
     result = tool.run(options, sys.stdout)
     if result.exit_code:

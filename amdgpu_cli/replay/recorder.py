@@ -543,6 +543,57 @@ class ReplayRecorder:
                   created=(ObjectType.FILE, rid, PayloadType.FILE_OBJECT, body))
 
 
+    def import_fd_file(self, device, file, *, path: str, access: int, length: int,
+                       content) -> None:
+        """device.import_file of an fd-backed file (a parameter file opened in `file` mode),
+        as --device_replay_file_policy says (ireereplay.md §4.5): reference (EXTERNAL_PATH,
+        the absolute path, with identity or digest validation), capture-ranges
+        (CAPTURED_RANGES: the path for diagnostics; each queue_read of it carries the bytes
+        it read), capture-all (INLINE_BYTES, the
+        whole file from `content()`), fail (FAILED_PRECONDITION, recorded). `file` gets the
+        id."""
+        import os
+
+        device_id = self._device_id_of(device)
+        rid = self.reserve()
+        st = os.stat(path)
+        policy = self.file_policy
+        fields = {"queue_affinity": _ANY, "file_length": length, "access": access & 0xFFFFFFFF,
+                  "handle_type": 1, "validation_type": schema.FileValidation.NONE}
+        reference = os.path.realpath(path).encode()
+        if policy == "capture-all":
+            reference = bytes(content())
+            fields["reference_type"] = schema.FileReference.INLINE_BYTES
+        else:
+            fields.update(file_device=st.st_dev, file_inode=st.st_ino, file_mtime_ns=st.st_mtime_ns)
+            if policy == "capture-ranges":
+                fields["reference_type"] = schema.FileReference.CAPTURED_RANGES
+                file.capture_ranges = True  # queue_read appends the bytes it reads
+            else:
+                fields["reference_type"] = schema.FileReference.EXTERNAL_PATH
+                if self.file_validation == "digest":
+                    digest = 0xCBF29CE484222325
+                    for byte in bytes(content()):
+                        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+                    fields.update(validation_type=schema.FileValidation.CONTENT_DIGEST,
+                                  digest_type=schema.DIGEST_FNV1A_64,
+                                  digest=digest.to_bytes(8, "little") + bytes(24))
+                else:
+                    fields["validation_type"] = schema.FileValidation.IDENTITY
+        fields["reference_length"] = len(reference)
+        body = payload(PayloadType.FILE_OBJECT, fields, reference)
+
+        def make():
+            if policy == "fail":
+                raise HalError("fd-backed files are refused by --device_replay_file_policy=fail",
+                               status="FAILED_PRECONDITION")
+            return file
+        self.call(Op.DEVICE_IMPORT_FILE, make, (), device_id=device_id, object_id=device_id,
+                  object_type=ObjectType.DEVICE, related=rid,
+                  payload_type=PayloadType.FILE_OBJECT, data=body,
+                  created=(ObjectType.FILE, rid, PayloadType.FILE_OBJECT, body))
+
+
 def _metadata(executable) -> bytes:
     """The executable_prepare metadata blob from a loaded executable's exports (llvm-cpu and
     our amdgpu loader report no parameters)."""
@@ -839,10 +890,13 @@ class RecordingDevice(_Wrapper):
         rec = self.replay
         ref = rec.buffer_ref(target, target_offset, length)
         counts, points = self._points(wait, signal)
+        # Files imported under capture-ranges (import_fd_file) carry the bytes read.
+        captured = bytes(memoryview(data).cast("B")) if getattr(file, "capture_ranges",
+                                                                False) else b""
         body = payload(PayloadType.DEVICE_QUEUE_READ, {
             "source_file_id": rec.id_of(file), "source_offset": source_offset,
             "target_ref": ref, "queue_affinity": _u64(queue_affinity), "flags": _u64(flags),
-            "captured_data_length": 0, **counts}, points)
+            "captured_data_length": len(captured), **counts}, points, captured)
         return self._device_call(Op.DEVICE_QUEUE_READ, self._replay_target.queue_update,
                                  (queue_affinity, wait, signal, data, 0, target, target_offset,
                                   length, flags), related=ref["buffer_id"],

@@ -51,15 +51,18 @@ class BenchmarkOptions:
     __slots__ = ("modules", "devices", "function", "inputs", "driver_options", "batch_size",
                  "repetitions", "min_time", "min_warmup_time", "time_unit",
                  "report_aggregates_only", "display_aggregates_only", "profiling",
-                 "print_statistics", "replay")
+                 "print_statistics", "replay", "parameters", "parameter_mode")
 
     def __init__(self, *, modules: Sequence[str], devices: Sequence[str] = (), function: str = "",
                  inputs: Sequence[str] = (), driver_options: dict | None = None,
                  batch_size: int = 1, repetitions: int = 1, min_time: str = "0.5s",
                  min_warmup_time: float = 0.0, time_unit: str | None = None,
                  report_aggregates_only: bool = False, display_aggregates_only: bool = False,
-                 profiling=None, print_statistics: bool = False, replay=None):
+                 profiling=None, print_statistics: bool = False, replay=None,
+                 parameters: Sequence = (), parameter_mode: str = "file"):
         self.modules = list(modules)
+        self.parameters = list(parameters)  # --parameters: [scope=]path (or (scope, path))
+        self.parameter_mode = parameter_mode
         self.devices = list(devices)
         self.function = function
         self.inputs = list(inputs)
@@ -264,7 +267,9 @@ class Benchmarks:
         try:
             self.session = Session(options.modules[-1], options.devices, registry=registry,
                                    track_memory=options.print_statistics,
-                                   libraries=options.modules[:-1], replay=self.replay)
+                                   libraries=options.modules[:-1], replay=self.replay,
+                                   parameters=options.parameters,
+                                   parameter_mode=options.parameter_mode)
         except BaseException:
             if self.replay is not None:
                 self.replay.end()

@@ -78,7 +78,7 @@ class RunOptions:
 
     __slots__ = ("modules", "devices", "function", "inputs", "outputs", "expected_outputs",
                  "output_max_element_count", "equality", "driver_options", "profiling",
-                 "print_statistics", "replay")
+                 "print_statistics", "replay", "parameters", "parameter_mode")
 
     def __init__(self, modules: list[str], devices: list[str] | None = None, function: str = "",
                  inputs: list[str] | None = None, outputs: list[str] | None = None,
@@ -87,7 +87,8 @@ class RunOptions:
                  equality: Equality | None = None,
                  driver_options: dict[str, dict[str, object]] | None = None,
                  profiling: ProfilingFlags | None = None, print_statistics: bool = False,
-                 replay: ReplayFlags | None = None):
+                 replay: ReplayFlags | None = None, parameters: list | None = None,
+                 parameter_mode: str = "file"):
         self.modules = modules
         self.devices = [] if devices is None else devices
         self.function = function
@@ -100,6 +101,9 @@ class RunOptions:
         self.profiling = profiling  # --device_profiling_* / --print_device_statistics
         self.print_statistics = print_statistics
         self.replay = replay  # --device_replay_* (replay/recorder.py ReplayFlags)
+        # --parameters ([scope=]path strings or (scope, path) pairs) and --parameter_mode.
+        self.parameters = [] if parameters is None else parameters
+        self.parameter_mode = parameter_mode
 
 
 class RunResult:
@@ -132,16 +136,27 @@ class Session:
     def __init__(self, module: BytecodeModule | str, devices: Sequence[str] = (), *,
                  registry=None, track_memory: bool = False,
                  libraries: Sequence[BytecodeModule | str] = (),
-                 replay: ReplayCapture | None = None):
+                 replay: ReplayCapture | None = None, parameters=None,
+                 parameter_mode: str = "file"):
         """`libraries`: earlier `--module`s, instantiated first, in order; each may import
         from the ones before it, and `module` (the main one, the last `--module`) from all.
-        `replay`: a capture to publish once the devices exist; its recorder wraps them."""
+        `replay`: a capture to publish once the devices exist; its recorder wraps them.
+        `parameters`: `--parameters` values (`scope=path` strings or (scope, path) pairs),
+        opened in `parameter_mode` only when a module imports `io_parameters`, before the
+        devices are created (iree-run-module resolves that dependency first)."""
         registry = registry or default_registry()
         module = _load(module)
         libraries = [_load(m) for m in libraries]
         self.module = module
         self._cconvs: dict[str, tuple[str, str]] = {}  # function -> cconv(function)
-        self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
+        self.parameters = None  # the ParameterProvider (tooling/parameters.py), or None
+        self.parameters = _open_parameters([*libraries, module], parameters, parameter_mode)
+        try:
+            self.devices = registry.create_devices(list(devices), default=DEFAULT_DEVICE)
+        except BaseException:
+            if self.parameters is not None:
+                self.parameters.close()
+            raise
         self.replay = None  # the capture's recorder (replay/recorder.py), or None
         self.replay_deinit_scope = False  # close() marks scope `deinit` (iree-run-module)
         if replay is not None:
@@ -161,6 +176,10 @@ class Session:
         try:
             self.hal = HalModule(self.devices)
             natives = [self.hal]
+            if self.parameters is not None:
+                from amdgpu_cli.vm.io_parameters import IoParametersModule
+
+                natives.append(IoParametersModule(self.parameters))
             for library in libraries:
                 context = VmContext(library, native_modules=natives)
                 self.libraries.append(context)
@@ -175,8 +194,13 @@ class Session:
         return self.devices[0]
 
     def close_devices(self) -> None:
-        for device in self.devices:
-            device.close()
+        try:
+            for device in self.devices:
+                device.close()
+        finally:
+            parameters = getattr(self, "parameters", None)
+            if parameters is not None:  # after the devices: no queue operation reads it now
+                parameters.close()
 
     def close(self) -> None:
         replay = (getattr(self, "replay", None) if getattr(self, "replay_deinit_scope", False)
@@ -271,6 +295,24 @@ class Session:
         gc.collect()  # buffers in reference cycles count as freed once collected
         return "".join(f"Device: {device.identifier}\n[[ iree_hal_allocator_t memory statistics "
                        f"]]\n{device.allocator.statistics_text()}" for device in self.devices)
+
+
+def _open_parameters(modules: Sequence[BytecodeModule], parameters, mode: str):
+    """The ParameterProvider of `parameters` when a module imports `io_parameters` (None
+    otherwise: IREE's tools open the files only then), its errors annotated as IREE's."""
+    from amdgpu_cli.tooling.parameters import check_mode, imports_parameters
+
+    users = [m for m in modules if imports_parameters([m])]
+    if not users:
+        return None
+    from amdgpu_cli.tooling.parameters import ParameterProvider
+
+    try:
+        check_mode(mode)
+        return ParameterProvider.open(parameters, mode)
+    except AmdgpuCliError as e:
+        e = _annotate(e, f"resolving dependencies for '{users[0].name}'")
+        raise _annotate(e, "creating VM context") from None
 
 
 def _load(module: BytecodeModule | str) -> BytecodeModule:
@@ -476,7 +518,9 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         try:
             session = Session(options.modules[-1], options.devices, registry=registry,
                               track_memory=options.print_statistics,
-                              libraries=options.modules[:-1], replay=replay)
+                              libraries=options.modules[:-1], replay=replay,
+                              parameters=options.parameters,
+                              parameter_mode=options.parameter_mode)
         except AmdgpuCliError as e:
             raise _annotate(e, "creating run context") from None
         session.replay_deinit_scope = True
