@@ -24,6 +24,11 @@ Reference rows, as bench/run_speed.py's `floor`: the interpreter alone
 their wall time and peak RSS; that peak RSS is the interpreter baseline the RSS goal allows on top
 of IREE's.
 
+A last pair of rows runs the corpus' smallest model (`cnn`, 5.4 k parameters) the same way: what
+amdgpu-run's resident set exceeds iree-run-module's by on a model with next to no weights is the
+runtime baseline (the interpreter with our VM, HAL and native helpers loaded), a second allowance
+the `vs runtime` column checks against.
+
 Goals (ratio ours / IREE): wall <= 2.0; peak RSS <= IREE's + the `import click` baseline (the
 `rss goal` column prints the allowance in MiB and ok / over).
 """
@@ -172,6 +177,14 @@ def main(argv=None) -> int:
               f"{wall_verdict:>8s}"
               f"   {_mib(ours[1]):>11s} {_mib(theirs[1]):>11s} {_mib(over):>11s} {rss_verdict:>16s}"
               f"  {note}", flush=True)
+    small = onnx_models.build("cnn", work)
+    common = [f"--device={args.device}", *small.run_args(args.format)]
+    ours, theirs = measure_pair([ours_run, *common], [iree_run, *common], args.runs, env, work)
+    if ours is not None and theirs is not None:
+        print(f"{'runtime baseline: cnn':32s} {_ms(ours[0]):>10s} {_ms(theirs[0]):>10s} "
+              f"{ours[0] / theirs[0]:6.2f} {'':>8s}   {_mib(ours[1]):>11s} {_mib(theirs[1]):>11s} "
+              f"{_mib(ours[1] - theirs[1]):>11s}  (what our runtime costs over IREE's with "
+              f"no weights)")
     for script, label in ((BARE_SCRIPT, "floor: interpreter alone"),
                           (FLOOR_SCRIPT, "floor: import click")):
         r = floors[script]

@@ -124,6 +124,17 @@ class Device(abc.ABC):
     def queue_barrier(self, queue_affinity, wait, signal, flags: int = 0):
         self.queue_execute(queue_affinity, wait, signal, None, (), flags)
 
+    def queue_read_file(self, queue_affinity, wait, signal, source, source_offset: int,
+                        target: Buffer, target_offset: int, length: int, flags: int = 0):
+        """A queue read of `length` bytes of a file (`source.read_into(offset, view)` fills a
+        writable view) at `source_offset` into `target`: here through one host staging copy
+        and a queue update; devices whose queues run on the host read straight into the
+        buffer's memory."""
+        data = bytearray(length)
+        source.read_into(source_offset, memoryview(data))
+        self.queue_update(queue_affinity, wait, signal, data, 0, target, target_offset, length,
+                          flags)
+
     def queue_flush(self, queue_affinity=-1) -> None:
         """Nothing is deferred by default."""
 
@@ -249,6 +260,21 @@ class HostQueueDevice(Device):
             return self._profiled(Op.UPDATE, queue_affinity, wait, signal, target.write,
                                   (target_offset, src), payload_length=length)
         return self._submit(queue_affinity, wait, signal, target.write, target_offset, src)
+
+    def queue_read_file(self, queue_affinity, wait, signal, source, source_offset, target,
+                        target_offset, length, flags=0):
+        target.validate_range(target_offset, length)
+        if self.profiler is not None:
+            return self._profiled(Op.READ, queue_affinity, wait, signal, self._read_file,
+                                  (source, source_offset, target, target_offset, length),
+                                  payload_length=length)
+        return self._submit(queue_affinity, wait, signal, self._read_file, source, source_offset,
+                            target, target_offset, length)
+
+    @staticmethod
+    def _read_file(source, source_offset, target, target_offset, length) -> None:
+        source.read_into(source_offset, target.map_bytes(MemoryAccess.WRITE, target_offset,
+                                                         length))
 
     def queue_copy(self, queue_affinity, wait, signal, source, source_offset, target,
                    target_offset, length, flags=0):

@@ -122,6 +122,19 @@ class ParameterSource:
         self._views.append(view)
         return view
 
+    def read_into(self, offset: int, view: memoryview) -> None:
+        """Fills `view` with the file's bytes from `offset`, from the preloaded bytes or with
+        pread (no mapping, no copy on the way): queue_read_file's source."""
+        if self.data is not None:
+            view[:] = memoryview(self.data)[offset:offset + len(view)]
+            return
+        fd, done, size = self.archive.fileno(), 0, len(view)
+        while done < size:
+            n = os.preadv(fd, [view[done:]], offset + done)
+            if n <= 0:
+                raise AmdgpuCliError(f"failed to read file '{self.path}'", status="DATA_LOSS")
+            done += n
+
     def file_view(self) -> memoryview:
         """The whole file (capture policies that store it): preloaded bytes or a read."""
         if self.data is not None:

@@ -25,9 +25,10 @@ barrier from `wait` to `signal`. A failure fails `signal` and traps. Per paramet
     the allocator takes it and the range is 64-byte aligned (CPU kernels' vector loads), as IREE
     imports host allocations; else (and always for file-mode parameters)
   * load: queue_alloca of `length` bytes, then a queue read of the range into it; gather: the
-    queue read into `target` at `buffer_offset`. A queue read is a queue_update from the mapped
-    file (one staging hop on devices that need one), or, on a recording device, the recorder's
-    queue_read of the imported file;
+    queue read into `target` at `buffer_offset`. A queue read is the device's queue_read_file
+    (from the file with pread, or from the preloaded bytes, straight into the buffer's memory
+    where the queue runs on the host; one staging hop elsewhere: the file is never mapped), on
+    a recording device the recorder's queue_read of the imported file;
   * splat parameters: one transfer command buffer of fill_buffer commands, executed once at the
     end of the batch (as IREE's provider does);
   * scatter: a queue write into the parameter's file, which tools never open writable.
@@ -169,6 +170,13 @@ class _Batch:
              length: int) -> None:
         wait, signal = self.step()
         device = self.device
+        if getattr(device, "replay", None) is None:
+            # The bytes go from the file (pread, never mapped) or the preloaded copy straight to
+            # the buffer.
+            device.queue_read_file(self.affinity, wait, signal, source,
+                                   entry.file_offset + parameter_offset, target, target_offset,
+                                   length, 0)
+            return
         data = source.window(entry, parameter_offset, length)
         if getattr(device, "replay", None) is not None:
             file = self.module._file(device, source)
