@@ -41,6 +41,37 @@ from amdgpu_cli.hal.enums import (
 # update_buffer copies host bytes into the command buffer; IREE caps the size of one update.
 MAX_UPDATE_BYTES = 64 * 1024
 _ONE_SHOT = int(CommandBufferMode.ONE_SHOT)
+_UNVALIDATED = int(CommandBufferMode.UNVALIDATED)
+# The checks' flags as plain ints (Buffer.validate_* take ints without enum arithmetic; a
+# failing check still reports through the enums).
+_DEVICE_VISIBLE = int(MemoryType.DEVICE_VISIBLE)
+_USAGE_TRANSFER_SOURCE = int(BufferUsage.TRANSFER_SOURCE)
+_USAGE_TRANSFER_TARGET = int(BufferUsage.TRANSFER_TARGET)
+_USAGE_DISPATCH_STORAGE_READ = int(BufferUsage.DISPATCH_STORAGE_READ)
+_CATEGORY_NONE = int(CommandCategory.NONE)
+_CATEGORY_TRANSFER = int(CommandCategory.TRANSFER)
+_CATEGORY_DISPATCH = int(CommandCategory.DISPATCH)
+# Enum members by value, for the masks and flags each recorded command converts.
+_STAGES: dict = {}
+_DISPATCH_FLAGS: dict = {}
+
+
+def _stage(mask) -> ExecutionStage:
+    stage = _STAGES.get(mask) if mask.__class__ is int else None
+    if stage is None:
+        stage = ExecutionStage(mask)
+        if mask.__class__ is int and len(_STAGES) < 1024:
+            _STAGES[mask] = stage
+    return stage
+
+
+def _dispatch_flags(flags) -> DispatchFlags:
+    value = _DISPATCH_FLAGS.get(flags) if flags.__class__ is int else None
+    if value is None:
+        value = DispatchFlags(flags)
+        if flags.__class__ is int and len(_DISPATCH_FLAGS) < 1024:
+            _DISPATCH_FLAGS[flags] = value
+    return value
 
 
 class BufferRef(NamedTuple):
@@ -152,8 +183,8 @@ class CommandBuffer:
         if binding_capacity < 0:
             raise HalError(f"invalid binding capacity {binding_capacity}", status="INVALID_ARGUMENT")
         self.device = device
-        self.mode = CommandBufferMode(mode)
-        self.categories = CommandCategory(categories)
+        self.mode = mode
+        self.categories = categories
         self.queue_affinity = normalize_queue_affinity(queue_affinity)
         self.binding_capacity = binding_capacity
         self.commands: list = []
@@ -171,8 +202,26 @@ class CommandBuffer:
                 f"mode={self.mode!r} categories={self.categories!r}>")
 
     @property
+    def mode(self) -> CommandBufferMode:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value) -> None:
+        self._mode = CommandBufferMode(value)
+        self._validated = not int(self._mode) & _UNVALIDATED
+
+    @property
+    def categories(self) -> CommandCategory:
+        return self._categories
+
+    @categories.setter
+    def categories(self, value) -> None:
+        self._categories = CommandCategory(value)
+        self._category_bits = int(self._categories)
+
+    @property
     def validated(self) -> bool:
-        return not self.mode & CommandBufferMode.UNVALIDATED
+        return self._validated
 
     # -- state machine --------------------------------------------------------------------------
     def begin(self) -> None:
@@ -210,14 +259,16 @@ class CommandBuffer:
             raise HalError("command buffer is not in a recording state; all recording must happen "
                            "between a begin/end pair", status="FAILED_PRECONDITION")
 
-    def _require_category(self, category: CommandCategory) -> None:
-        self._require_recording()
-        if self.validated and category & ~self.categories:
+    def _require_category(self, category: int) -> None:
+        if self.state is not CommandBufferState.RECORDING:
+            self._require_recording()
+        if self._validated and category & ~self._category_bits:
+            category = CommandCategory(category)
             raise HalError(f"operation requires categories {category!r} but command buffer only "
                            f"supports {self.categories!r}", status="FAILED_PRECONDITION")
 
-    def _validate_ref(self, ref: BufferRef, usage: BufferUsage, alignment: int = 1) -> None:
-        if not self.validated:
+    def _validate_ref(self, ref: BufferRef, usage: int, alignment: int = 1) -> None:
+        if not self._validated:
             return
         if ref.offset < 0 or (ref.length < 0 and ref.length != WHOLE_BUFFER):
             raise HalError(f"invalid buffer range offset={ref.offset} length={ref.length}",
@@ -227,8 +278,8 @@ class CommandBuffer:
                 raise HalError(f"binding table slot {ref.slot} out of range; command buffer "
                                f"capacity is {self.binding_capacity}", status="OUT_OF_RANGE")
         else:
-            ref.buffer.validate_memory_type(MemoryType.DEVICE_VISIBLE)
-            ref.buffer.validate_usage(usage)
+            ref.buffer.validate_memory_type(_DEVICE_VISIBLE)
+            ref.buffer.validate_usage(int(usage))
             ref.buffer.validate_range(ref.offset, ref.length)
         if alignment > 1 and ref.offset % alignment:
             raise HalError(f"buffer offset {ref.offset} does not meet the required alignment of "
@@ -242,9 +293,9 @@ class CommandBuffer:
                           ) -> None:
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "execution_barrier", (source_stage_mask, target_stage_mask, flags))
-        self._require_category(CommandCategory.NONE)
-        self._record(ExecutionBarrierCommand(ExecutionStage(source_stage_mask),
-                                             ExecutionStage(target_stage_mask), flags))
+        self._require_category(_CATEGORY_NONE)
+        self._record(ExecutionBarrierCommand(_stage(source_stage_mask),
+                                             _stage(target_stage_mask), flags))
 
     def begin_debug_group(self, label: str) -> None:
         if self._replay is not None:  # a replay capture records the call
@@ -265,28 +316,28 @@ class CommandBuffer:
     def advise_buffer(self, target: BufferRef, flags: int = 0, arg0: int = 0, arg1: int = 0) -> None:
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "advise_buffer", (target, flags, arg0, arg1))
-        self._require_category(CommandCategory.NONE)
+        self._require_category(_CATEGORY_NONE)
         self._record(AdviseBufferCommand(target, flags, arg0, arg1))
 
     def fill_buffer(self, target: BufferRef, pattern: int | bytes, pattern_length: int,
                     flags: int = 0) -> None:
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "fill_buffer", (target, pattern, pattern_length, flags))
-        self._require_category(CommandCategory.TRANSFER)
+        self._require_category(_CATEGORY_TRANSFER)
         data = _pattern(pattern, pattern_length)
-        if self.validated:
+        if self._validated:
             length = target.length
             if target.offset % pattern_length or (length != WHOLE_BUFFER and length % pattern_length):
                 raise HalError(f"binding offset and/or length do not match the required alignment "
                                f"of one pattern element (offset={target.offset}, length={length}, "
                                f"pattern_length={pattern_length})", status="INVALID_ARGUMENT")
-            self._validate_ref(target, BufferUsage.TRANSFER_TARGET, pattern_length)
+            self._validate_ref(target, _USAGE_TRANSFER_TARGET, pattern_length)
         self._record(FillCommand(target, data, flags))
 
     def update_buffer(self, source, source_offset: int, target: BufferRef, flags: int = 0) -> None:
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "update_buffer", (source, source_offset, target, flags))
-        self._require_category(CommandCategory.TRANSFER)
+        self._require_category(_CATEGORY_TRANSFER)
         source = memoryview(source).cast("B")
         length = target.length
         if length == WHOLE_BUFFER:
@@ -294,25 +345,25 @@ class CommandBuffer:
         if source_offset < 0 or length < 0 or source_offset + length > len(source):
             raise HalError(f"update source range [{source_offset}, {source_offset + length}) is "
                            f"outside the {len(source)}-byte host buffer", status="OUT_OF_RANGE")
-        if self.validated and length > MAX_UPDATE_BYTES:
+        if self._validated and length > MAX_UPDATE_BYTES:
             raise HalError(f"update of {length} bytes exceeds the {MAX_UPDATE_BYTES}-byte limit",
                            status="INVALID_ARGUMENT")
         target = target._replace(length=length)
-        self._validate_ref(target, BufferUsage.TRANSFER_TARGET)
+        self._validate_ref(target, _USAGE_TRANSFER_TARGET)
         self._record(UpdateCommand(bytes(source[source_offset:source_offset + length]), target,
                                    flags))
 
     def copy_buffer(self, source: BufferRef, target: BufferRef, flags: int = 0) -> None:
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "copy_buffer", (source, target, flags))
-        self._require_category(CommandCategory.TRANSFER)
-        if self.validated:
+        self._require_category(_CATEGORY_TRANSFER)
+        if self._validated:
             if source.length != target.length:
                 raise HalError(f"copy spans between source and target must match (source_length="
                                f"{source.length}, target_length={target.length})",
                                status="INVALID_ARGUMENT")
-            self._validate_ref(source, BufferUsage.TRANSFER_SOURCE)
-            self._validate_ref(target, BufferUsage.TRANSFER_TARGET)
+            self._validate_ref(source, _USAGE_TRANSFER_SOURCE)
+            self._validate_ref(target, _USAGE_TRANSFER_TARGET)
             if source.buffer is not None and target.buffer is not None:
                 length = source.buffer.validate_range(source.offset, source.length)
                 if buffers_overlap(source.buffer, source.offset, length, target.buffer,
@@ -323,7 +374,7 @@ class CommandBuffer:
 
     def _validate_dispatch(self, executable, entry_point: int, constants: bytes,
                            bindings: tuple[BufferRef, ...]) -> None:
-        if not self.validated:
+        if not self._validated:
             return
         count = getattr(executable, "export_count", None)
         if count is not None and not 0 <= entry_point < count:
@@ -333,7 +384,7 @@ class CommandBuffer:
             raise HalError(f"invalid constant data length {len(constants)}, must be 4-byte aligned",
                            status="INVALID_ARGUMENT")
         for ref in bindings:
-            self._validate_ref(ref, BufferUsage.DISPATCH_STORAGE_READ)
+            self._validate_ref(ref, _USAGE_DISPATCH_STORAGE_READ)
 
     def dispatch(self, executable, entry_point: int, workgroup_count, constants=b"",
                  bindings=(), flags: int = 0) -> None:
@@ -343,25 +394,28 @@ class CommandBuffer:
         """
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "dispatch", (executable, entry_point, workgroup_count, constants, bindings, flags))
-        self._require_category(CommandCategory.DISPATCH)
+        self._require_category(_CATEGORY_DISPATCH)
         constants = _constant_bytes(constants)
         bindings = tuple(bindings)
-        workgroup_count = tuple(int(c) for c in workgroup_count)
+        if workgroup_count.__class__ is not tuple or len(workgroup_count) != 3 or not (
+                workgroup_count[0].__class__ is workgroup_count[1].__class__
+                is workgroup_count[2].__class__ is int):
+            workgroup_count = tuple(int(c) for c in workgroup_count)
         if len(workgroup_count) != 3 or any(c < 0 or c > 0xFFFFFFFF for c in workgroup_count):
             raise HalError(f"invalid workgroup count {workgroup_count}", status="INVALID_ARGUMENT")
         self._validate_dispatch(executable, entry_point, constants, bindings)
         self._record(DispatchCommand(executable, entry_point, workgroup_count, constants, bindings,
-                                     DispatchFlags(flags)))
+                                     _dispatch_flags(flags)))
 
     def dispatch_indirect(self, executable, entry_point: int, workgroup_count_ref: BufferRef,
                           constants=b"", bindings=(), flags: int = 0) -> None:
         """Record a launch whose 3 x u32 workgroup counts are read from a buffer at execute time."""
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "dispatch_indirect", (executable, entry_point, workgroup_count_ref, constants, bindings, flags))
-        self._require_category(CommandCategory.DISPATCH)
+        self._require_category(_CATEGORY_DISPATCH)
         constants = _constant_bytes(constants)
         bindings = tuple(bindings)
-        if self.validated:
+        if self._validated:
             if workgroup_count_ref.offset % 4:
                 raise HalError(f"workgroup count offset {workgroup_count_ref.offset} is not 4-byte "
                                f"aligned", status="INVALID_ARGUMENT")
@@ -379,7 +433,7 @@ class CommandBuffer:
                    element_count: int) -> None:
         if self._replay is not None:  # a replay capture records the call
             return self._replay.command(self, "collective", (channel, op, param, send, recv, element_count))
-        self._require_category(CommandCategory.DISPATCH)
+        self._require_category(_CATEGORY_DISPATCH)
         unpack_collective_op(op)  # validates kind/reduction/element type
         self._record(CollectiveCommand(channel, op, param, send, recv, element_count))
 

@@ -23,6 +23,12 @@ map (captured metadata matched by name to our exports; the ABI check compares co
 counts and the workgroup size: our exports carry no flags or parameter reflection).
 Threading: one execution per thread; a Plan is immutable and may be executed concurrently.
 
+Speed: plan() also resolves the steps (`_compile`, see "resolved steps" below): since ids are
+never reused, the type every id holds when a record is reached is known at plan time, so each
+step whose lookups hold runs in a form with its ids, refs and fences prepared and no table
+checks; steps that would fail keep their checked handler and fail exactly as before. An
+execution makes the same HAL calls in the same order either way.
+
 `stop_at_dispatch(plan, ordinal, on_dispatch)` (for `amdgpu-replay slice` and its tests) is a
 plan that ends at the first execution of one dispatch record: the steps before the queue_execute
 that first runs the dispatch's command buffer, then one step that records the commands before the
@@ -111,13 +117,15 @@ class Plan:
     """The records of one replay, decoded once: `steps` in file order, `object_capacity`,
     `copy_targets` (the direct copy_buffer target refs in file order, for tests and tools)."""
 
-    __slots__ = ("steps", "object_capacity", "record_count", "copy_targets")
+    __slots__ = ("steps", "object_capacity", "record_count", "copy_targets", "fast")
 
-    def __init__(self, steps, object_capacity, record_count, copy_targets):
+    def __init__(self, steps, object_capacity, record_count, copy_targets, fast=None):
         self.steps = steps
         self.object_capacity = object_capacity
         self.record_count = record_count
         self.copy_targets = copy_targets
+        # The same steps in their resolved form (_FastPlan), made by plan(); None: `steps` run.
+        self.fast = fast
 
 
 # -- planning ---------------------------------------------------------------------------------
@@ -136,8 +144,9 @@ def plan(replay_file) -> Plan:
         if record.related_object_id > capacity:
             capacity = record.related_object_id
         steps.append(_plan_record(replay_file, record, copy_targets))
-    return Plan(tuple(s for s in steps if s is not None), capacity + 1, len(records),
-                tuple(copy_targets))
+    steps = tuple(s for s in steps if s is not None)
+    return Plan(steps, capacity + 1, len(records), tuple(copy_targets),
+                _compile(steps, capacity + 1))
 
 
 _PREVALIDATED = frozenset({Op.SCOPE_BEGIN, Op.SCOPE_END, Op.COMMAND_BUFFER_EXECUTION_BARRIER,
@@ -644,6 +653,20 @@ def execute(plan: Plan, devices: Sequence, *, file_remaps=(), substitutions=(),
     `on_scope(name, begin)` is called as scope markers are reached; `on_complete(table)` sees
     the live objects after the last record, before they are released."""
     ex = _Executor(plan, list(devices), tuple(file_remaps), tuple(substitutions), on_scope)
+    fast = plan.fast
+    if fast is not None:
+        try:
+            for fn, record, arg in (fast.steps if on_scope is not None else fast.unscoped):
+                fn(ex, record, arg)
+            if ex.next_device != len(ex.devices):
+                raise _err("FAILED_PRECONDITION",
+                           f"replay captured {ex.next_device} device(s) but the target device "
+                           f"group contains {len(ex.devices)} device(s)")
+            if on_complete is not None:
+                on_complete(ex.table)
+        finally:
+            _release_fast(ex, fast.closable)
+        return
     try:
         for fn, record, arg in plan.steps:
             fn(ex, record, arg)
@@ -1150,6 +1173,548 @@ def _x_queue_flush(ex, record, _):
     ex.lookup(record.object_id, T.DEVICE).queue_flush(-1)
 
 
+# -- resolved steps ---------------------------------------------------------------------------
+#
+# Every execution stores the same objects at the same ids in the same order (ids are never
+# reused; a store either succeeds or ends the execution), so the type each id holds when a record
+# is reached is known at plan time. `_compile` tracks it through the steps: a step whose lookups
+# and stores all hold by then gets a resolved form (`_f_*`: its ids, refs and fences prepared,
+# no lookups or type checks, the same HAL calls in the same order); any other step (one that
+# would fail, or that is rare) keeps its checked handler, which raises exactly as IREE does. The
+# resolved handlers keep `types` up to date, so both kinds mix freely. Releasing at the end
+# closes the objects the steps can have stored, in reverse id order, as ObjectTable.release.
+
+_T_DEVICE, _T_ALLOCATOR, _T_BUFFER = int(T.DEVICE), int(T.ALLOCATOR), int(T.BUFFER)
+_T_COMMAND_BUFFER, _T_CACHE = int(T.COMMAND_BUFFER), int(T.EXECUTABLE_CACHE)
+_T_EXECUTABLE, _T_SEMAPHORE = int(T.EXECUTABLE), int(T.SEMAPHORE)
+_T_FILE, _T_EVENT = int(T.FILE), int(T.EVENT)
+_CLOSABLE = frozenset({_T_BUFFER, _T_COMMAND_BUFFER, _T_EXECUTABLE, _T_FILE})
+_BufferRef = None  # hal.command_buffer.BufferRef, imported by _compile
+_new_fence = None  # hal.fence.Fence.create
+_Fence = None
+
+
+class _FastPlan:
+    """`steps` (resolved where possible), `unscoped` (the same without scope markers, for
+    executions without on_scope) and `closable`: (id, type) of every object the steps may
+    store that releasing closes, in reverse id order (None: release as ObjectTable does)."""
+
+    __slots__ = ("steps", "unscoped", "closable")
+
+    def __init__(self, steps, unscoped, closable):
+        self.steps = steps
+        self.unscoped = unscoped
+        self.closable = closable
+
+
+def _release_fast(ex: _Executor, closable) -> None:
+    if closable is None:
+        ex.release()
+        return
+    objects, types = ex.objects, ex.types
+    for object_id, kind in closable:
+        value = objects[object_id]
+        if value is not None:
+            objects[object_id] = None
+            types[object_id] = _NONE_TYPE
+            _release(kind, value)
+    count = len(objects)
+    objects[:] = [None] * count
+    types[:] = [_NONE_TYPE] * count
+
+
+def _timepoint_ids(timepoints) -> list:
+    return [(s, _T_SEMAPHORE) for s, _ in timepoints]
+
+
+def _ref_ids(refs) -> list:
+    return [(r.buffer_id, _T_BUFFER) for r in refs if r.buffer_id]
+
+
+def _effects(fn, record, arg):
+    """(lookups, stores) of a step as (id, type) pairs, or None for an unknown handler. A step
+    that always raises whatever the table holds has no effects (it ends the execution)."""
+    oid, rel = record.object_id, record.related_object_id
+    if fn is _x_raise or fn is _x_scope:
+        return (), ()
+    if fn is _x_device_object:
+        return (), ((oid, _T_DEVICE),)
+    if fn is _x_allocator_object:
+        return ((record.device_id, _T_DEVICE),), ((oid, _T_ALLOCATOR),)
+    creates = _CREATES.get(fn)
+    if creates is not None:
+        return ((oid, creates[0]),), ((rel, creates[1]),)
+    if fn is _x_write_range:
+        return ((oid, _T_BUFFER),), ()
+    if fn in (_x_cb_begin, _x_cb_end):
+        return ((oid, _T_COMMAND_BUFFER),), ()
+    if fn is _x_queue_flush:
+        return ((oid, _T_DEVICE),), ()
+    lookups = [(oid, _T_COMMAND_BUFFER)]
+    if fn is _x_cb_barrier:
+        return _ref_ids(arg[3]) + lookups, ()
+    if fn is _x_cb_event:
+        return lookups + [(arg, _T_EVENT)], ()
+    if fn is _x_cb_wait_events:
+        return [(e, _T_EVENT) for e in arg[0]] + _ref_ids(arg[3]) + lookups, ()
+    if fn in (_x_cb_fill, _x_cb_update):
+        return _ref_ids(arg[:1]) + lookups, ()
+    if fn is _x_cb_copy:
+        return _ref_ids(arg[:2]) + lookups, ()
+    if fn is _x_cb_dispatch:
+        executable_id, _, _, count_ref, _, bindings, _ = arg
+        return (_ref_ids(bindings) + lookups + [(executable_id, _T_EXECUTABLE)]
+                + _ref_ids(() if count_ref is None else (count_ref,))), ()
+    # Queue operations: the device, the fences, then what each names.
+    if fn is _x_queue_execute:
+        cb_id, _, wait, signal, bindings, _ = arg
+        if not cb_id and bindings:
+            return (), ()  # always raises
+        found = _timepoint_ids(wait) + _timepoint_ids(signal) + _ref_ids(bindings) + [
+            (oid, _T_DEVICE)]
+        return found + ([(cb_id, _T_COMMAND_BUFFER)] if cb_id else []), ()
+    if fn is _x_queue_dispatch:
+        affinity, wait, signal, dispatch = arg
+        executable_id, _, _, count_ref, _, bindings, _ = dispatch
+        return ([(oid, _T_DEVICE)] + _timepoint_ids(wait) + _timepoint_ids(signal)
+                + _ref_ids(bindings) + [(executable_id, _T_EXECUTABLE)]
+                + _ref_ids(() if count_ref is None else (count_ref,))), ()
+    if fn in _QUEUE_OPS:
+        found = [(oid, _T_DEVICE)] + _timepoint_ids(arg[1]) + _timepoint_ids(arg[2])
+        if fn is _x_queue_alloca:
+            return found, ((rel, _T_BUFFER),)
+        if fn in (_x_queue_dealloca, _x_queue_fill, _x_queue_update):
+            return found + _ref_ids(arg[3:4]), ()
+        if fn is _x_queue_copy:
+            return found + _ref_ids(arg[3:5]), ()
+        if fn is _x_queue_read:
+            return found + [(arg[3], _T_FILE)] + _ref_ids(arg[5:6]), ()
+        if fn is _x_queue_write:
+            return found + _ref_ids(arg[3:4]) + [(arg[4], _T_FILE)], ()
+    return None
+
+
+def _compile(steps, capacity: int) -> _FastPlan | None:
+    """The resolved form of `steps`; None for an object table too large to model here (the
+    execution then makes the table and fails as it does)."""
+    global _BufferRef, _new_fence, _Fence
+    if capacity > _MAX_MODELLED_CAPACITY:
+        return None
+    from amdgpu_cli.hal.command_buffer import BufferRef
+    from amdgpu_cli.hal.fence import Fence
+
+    _BufferRef, _new_fence, _Fence = BufferRef, Fence.create, Fence
+    sim = [_NONE_TYPE] * capacity
+    known = True
+    resolved = []
+    stored = []
+    for step in steps:
+        effects = _effects(step.fn, step.record, step.arg) if known else None
+        if effects is None:
+            known = False  # an unknown handler: nothing after it is resolved
+            resolved.append(step)
+            continue
+        lookups, stores = effects
+        valid = all(0 < i < capacity and sim[i] == kind for i, kind in lookups) and all(
+            0 < i < capacity and sim[i] == _NONE_TYPE for i, _ in stores)
+        compiler = _COMPILERS.get(step.fn) if valid else None
+        fast = compiler(step.record, step.arg) if compiler is not None else None
+        if fast is None:
+            resolved.append(step)
+        elif fast is not _DROP:
+            resolved.append(_Step(fast[0], step.record, fast[1]))
+        if valid:
+            for i, kind in stores:
+                sim[i] = kind
+                stored.append((i, kind))
+        # else: the step raises, so nothing after it runs; `sim` may stay as it is
+    closable = None
+    if known:
+        closable = tuple(sorted(((i, kind) for i, kind in stored if kind in _CLOSABLE),
+                                reverse=True))
+    steps = tuple(resolved)
+    unscoped = tuple(s for s in steps if s.fn is not _f_scope)
+    return _FastPlan(steps, unscoped, closable)
+
+
+_DROP = object()  # a resolved step with nothing to do
+_MAX_MODELLED_CAPACITY = 1 << 20
+
+
+def _fence_of(objects, timepoints):
+    if len(timepoints) == 1:
+        semaphore_id, value = timepoints[0]
+        return _new_fence(objects[semaphore_id], value)
+    return _Fence([(objects[s], v) for s, v in timepoints])
+
+
+def _tp(timepoints):
+    return timepoints or None
+
+
+def _ref_spec(ref: _Ref):
+    """A ref as (buffer id, offset, length, prebuilt BufferRef for slot refs)."""
+    if ref.buffer_id:
+        return (ref.buffer_id, ref.offset, ref.length, None)
+    return (0, ref.offset, ref.length, _BufferRef(None, ref.offset, ref.length, ref.slot))
+
+
+def _make_ref(objects, spec):
+    buffer_id, offset, length, prebuilt = spec
+    if prebuilt is not None:
+        return prebuilt
+    return _BufferRef(objects[buffer_id], offset, length, 0)
+
+
+def _f_scope(ex, record, arg):
+    ex.on_scope(*arg)
+
+
+def _f_allocator_object(ex, record, arg):
+    device_id, object_id = arg
+    ex.objects[object_id] = ex.objects[device_id].allocator
+    ex.types[object_id] = _T_ALLOCATOR
+
+
+def _f_create_semaphore(ex, record, arg):
+    device_id, initial_value, related = arg
+    ex.objects[related] = ex.objects[device_id].create_semaphore(initial_value)
+    ex.types[related] = _T_SEMAPHORE
+
+
+def _f_allocate(ex, record, arg):
+    allocator_id, memory_type, usage, size, related = arg
+    ex.objects[related] = ex.objects[allocator_id].allocate(memory_type, usage, size)
+    ex.types[related] = _T_BUFFER
+
+
+def _f_create_command_buffer(ex, record, arg):
+    device_id, mode, categories, affinity, capacity, related = arg
+    ex.objects[related] = ex.objects[device_id].create_command_buffer(mode, categories, affinity,
+                                                                      capacity)
+    ex.types[related] = _T_COMMAND_BUFFER
+
+
+def _f_create_cache(ex, record, arg):
+    device_id, identifier, related = arg
+    ex.objects[related] = ex.objects[device_id].create_executable_cache(identifier)
+    ex.types[related] = _T_CACHE
+
+
+def _f_prepare(ex, record, arg):
+    cache_id, executable_id, fmt, data, constants, functions, memo, slow_arg = arg
+    if ex.substitutions:
+        return _x_prepare(ex, record, slow_arg)
+    objects = ex.objects
+    executable = objects[cache_id].prepare_executable(fmt, data, constants)
+    try:
+        exports = executable.exports
+        known = memo[0]
+        if known is not None and known[0] is exports:
+            function_map = known[1]  # the same loaded exports: the same map
+        else:
+            function_map = _function_map(executable_id, functions, executable)
+            memo[0] = (exports, function_map)
+    except BaseException:
+        executable.close()
+        raise
+    objects[executable_id] = (executable, function_map)
+    ex.types[executable_id] = _T_EXECUTABLE
+
+
+def _f_import_inline(ex, record, arg):
+    reference, writable, related = arg
+    # A read-only file is never written: its captured bytes serve every execution.
+    ex.objects[related] = _ReplayFile(bytearray(reference) if writable else reference, writable)
+    ex.types[related] = _T_FILE
+
+
+def _f_write_range(ex, record, arg):
+    buffer_id, offset, length, access, data, size = arg
+    ex.objects[buffer_id].map_bytes(access, offset, length)[:size] = data
+
+
+def _f_queue_alloca(ex, record, arg):
+    device_id, affinity, wait, signal, memory_type, usage, size, flags, related = arg
+    objects = ex.objects
+    device = objects[device_id]
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    buffer = device.queue_alloca(affinity, wait, signal, memory_type, usage, size, 0, flags)
+    try:
+        device.queue_flush(affinity)
+        if signal is not None:
+            signal.wait()
+    except BaseException:
+        buffer.close()
+        raise
+    objects[related] = buffer
+    ex.types[related] = _T_BUFFER
+
+
+def _f_queue_dealloca(ex, record, arg):
+    device_id, affinity, wait, signal, buffer_id, flags = arg
+    objects = ex.objects
+    device = objects[device_id]
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    device.queue_dealloca(affinity, wait, signal, objects[buffer_id], flags)
+    device.queue_flush(affinity)
+    if signal is not None:
+        signal.wait()
+
+
+def _f_queue_fill(ex, record, arg):
+    device_id, affinity, wait, signal, buffer_id, offset, length, pattern, flags = arg
+    objects = ex.objects
+    device = objects[device_id]
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    device.queue_fill(affinity, wait, signal, objects[buffer_id], offset, length, pattern,
+                      len(pattern), flags)
+    device.queue_flush(affinity)
+    if signal is not None:
+        signal.wait()
+
+
+def _f_queue_update(ex, record, arg):
+    device_id, affinity, wait, signal, buffer_id, offset, length, data, flags = arg
+    objects = ex.objects
+    device = objects[device_id]
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    device.queue_update(affinity, wait, signal, data, 0, objects[buffer_id], offset, length,
+                        flags)
+    device.queue_flush(affinity)
+    if signal is not None:
+        signal.wait()
+
+
+def _f_queue_copy(ex, record, arg):
+    device_id, affinity, wait, signal, source_id, source_offset, target_id, target_offset, \
+        length, flags = arg
+    objects = ex.objects
+    device = objects[device_id]
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    device.queue_copy(affinity, wait, signal, objects[source_id], source_offset,
+                      objects[target_id], target_offset, length, flags)
+    device.queue_flush(affinity)
+    if signal is not None:
+        signal.wait()
+
+
+def _f_queue_read(ex, record, arg):
+    device_id, affinity, wait, signal, file_id, file_offset, buffer_id, offset, length, \
+        captured = arg
+    objects = ex.objects
+    device = objects[device_id]
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    if captured:
+        data = captured
+    else:
+        buffer = objects[buffer_id]
+        if length == WHOLE_BUFFER:
+            length = buffer.validate_range(offset, length)
+        data = objects[file_id].view(file_offset, length)
+    device.queue_update(affinity, wait, signal, data, 0, objects[buffer_id], offset, length, 0)
+    device.queue_flush(affinity)
+    if signal is not None:
+        signal.wait()
+
+
+def _f_queue_execute(ex, record, arg):
+    device_id, affinity, wait, signal, cb_id, bindings, flags = arg
+    objects = ex.objects
+    wait = None if wait is None else _fence_of(objects, wait)
+    signal = None if signal is None else _fence_of(objects, signal)
+    device = objects[device_id]
+    if cb_id:
+        table = [(objects[b] if b else None, o, n) for b, o, n in bindings]
+        device.queue_execute(affinity, wait, signal, objects[cb_id], table, flags)
+    else:
+        device.queue_barrier(affinity, wait, signal, flags)
+    device.queue_flush(affinity)
+    if signal is not None:
+        signal.wait()
+
+
+def _f_queue_flush(ex, record, device_id):
+    ex.objects[device_id].queue_flush(-1)
+
+
+def _f_cb_begin(ex, record, cb_id):
+    ex.objects[cb_id].begin()
+
+
+def _f_cb_end(ex, record, cb_id):
+    ex.objects[cb_id].end()
+
+
+def _f_cb_barrier(ex, record, arg):
+    cb_id, source, target, flags = arg
+    ex.objects[cb_id].execution_barrier(source, target, flags)
+
+
+def _f_cb_fill(ex, record, arg):
+    cb_id, ref, pattern, flags = arg
+    objects = ex.objects
+    objects[cb_id].fill_buffer(_make_ref(objects, ref), pattern, len(pattern), flags)
+
+
+def _f_cb_update(ex, record, arg):
+    cb_id, ref, data, flags = arg
+    objects = ex.objects
+    objects[cb_id].update_buffer(data, 0, _make_ref(objects, ref), flags)
+
+
+def _f_cb_copy(ex, record, arg):
+    cb_id, source, target, flags = arg
+    objects = ex.objects
+    objects[cb_id].copy_buffer(_make_ref(objects, source), _make_ref(objects, target), flags)
+
+
+def _f_cb_dispatch(ex, record, arg):
+    cb_id, executable_id, ordinal, count, constants, bindings, flags = arg
+    objects = ex.objects
+    refs = [_BufferRef(objects[b], o, n, 0) if prebuilt is None else prebuilt
+            for b, o, n, prebuilt in bindings]
+    executable, function_map = objects[executable_id]
+    if ordinal >= len(function_map):
+        raise _err("OUT_OF_RANGE", f"replay executable {executable_id} does not define captured "
+                                   f"function ordinal {ordinal}")
+    objects[cb_id].dispatch(executable, function_map[ordinal], count, constants, refs, flags)
+
+
+def _c_allocator_object(record, arg):
+    return _f_allocator_object, (record.device_id, record.object_id)
+
+
+def _c_create(handler, make_args):
+    def compile_create(record, arg):
+        return handler, (record.object_id, *make_args(arg), record.related_object_id)
+    return compile_create
+
+
+def _c_scope(record, arg):
+    return _f_scope, arg
+
+
+def _c_prepare(record, arg):
+    fmt, data, constants, functions = arg
+    return _f_prepare, (record.object_id, record.related_object_id, fmt, data, constants,
+                        functions, [None], arg)
+
+
+def _c_import_file(record, f):
+    if f["reference_type"] != S.FileReference.INLINE_BYTES or f["file_length"] != len(
+            f["reference"]):
+        return None  # external and captured-range files, and errors: the checked handler
+    return _f_import_inline, (f["reference"], bool(f["access"] & 2), record.related_object_id)
+
+
+def _c_write_range(record, arg):
+    offset, length, access, data = arg
+    if not data:
+        return _DROP
+    return _f_write_range, (record.object_id, offset, length, access, data, len(data))
+
+
+def _c_queue_alloca(record, arg):
+    affinity, wait, signal, memory_type, usage, size, flags = arg
+    return _f_queue_alloca, (record.object_id, affinity, _tp(wait), _tp(signal), memory_type,
+                             usage, size, flags, record.related_object_id)
+
+
+def _c_queue_dealloca(record, arg):
+    affinity, wait, signal, ref, flags = arg
+    if not ref.buffer_id:
+        return None  # raises DATA_LOSS when reached
+    return _f_queue_dealloca, (record.object_id, affinity, _tp(wait), _tp(signal),
+                               ref.buffer_id, flags)
+
+
+def _c_queue_fill(record, arg):
+    affinity, wait, signal, ref, pattern, flags = arg
+    if not ref.buffer_id:
+        return None
+    return _f_queue_fill, (record.object_id, affinity, _tp(wait), _tp(signal), ref.buffer_id,
+                           ref.offset, ref.length, pattern, flags)
+
+
+def _c_queue_update(record, arg):
+    affinity, wait, signal, ref, data, flags = arg
+    if not ref.buffer_id or len(data) != ref.length:
+        return None  # raises DATA_LOSS when reached
+    return _f_queue_update, (record.object_id, affinity, _tp(wait), _tp(signal), ref.buffer_id,
+                             ref.offset, ref.length, data, flags)
+
+
+def _c_queue_copy(record, arg):
+    affinity, wait, signal, source, target, flags = arg
+    if not source.buffer_id or not target.buffer_id or source.length != target.length:
+        return None
+    return _f_queue_copy, (record.object_id, affinity, _tp(wait), _tp(signal), source.buffer_id,
+                           source.offset, target.buffer_id, target.offset, source.length, flags)
+
+
+def _c_queue_read(record, arg):
+    affinity, wait, signal, file_id, file_offset, ref, captured, flags = arg
+    if not ref.buffer_id or (captured and len(captured) != ref.length):
+        return None
+    return _f_queue_read, (record.object_id, affinity, _tp(wait), _tp(signal), file_id,
+                           file_offset, ref.buffer_id, ref.offset, ref.length, captured)
+
+
+def _c_queue_execute(record, arg):
+    cb_id, affinity, wait, signal, bindings, flags = arg
+    if not cb_id and bindings:
+        return None  # raises DATA_LOSS when reached
+    return _f_queue_execute, (record.object_id, affinity, _tp(wait), _tp(signal), cb_id,
+                              tuple((r.buffer_id, r.offset, r.length) for r in bindings), flags)
+
+
+def _c_queue_flush(record, arg):
+    return _f_queue_flush, record.object_id
+
+
+def _c_cb_begin(record, arg):
+    return _f_cb_begin, record.object_id
+
+
+def _c_cb_end(record, arg):
+    return _f_cb_end, record.object_id
+
+
+def _c_cb_barrier(record, arg):
+    source, target, flags, _ = arg
+    return _f_cb_barrier, (record.object_id, source, target, flags)
+
+
+def _c_cb_fill(record, arg):
+    ref, pattern, flags = arg
+    return _f_cb_fill, (record.object_id, _ref_spec(ref), pattern, flags)
+
+
+def _c_cb_update(record, arg):
+    ref, data, flags = arg
+    return _f_cb_update, (record.object_id, _ref_spec(ref), data, flags)
+
+
+def _c_cb_copy(record, arg):
+    source, target, flags = arg
+    return _f_cb_copy, (record.object_id, _ref_spec(source), _ref_spec(target), flags)
+
+
+def _c_cb_dispatch(record, arg):
+    executable_id, ordinal, count, count_ref, constants, bindings, flags = arg
+    if count_ref is not None:
+        return None  # indirect: the checked handler
+    return _f_cb_dispatch, (record.object_id, executable_id, ordinal, count, constants,
+                            tuple(_ref_spec(r) for r in bindings), flags)
+
+
 # -- stopping at a dispatch (amdgpu-replay slice) -----------------------------------------------
 
 class ResolvedBinding(NamedTuple):
@@ -1301,6 +1866,47 @@ _DECODERS = {
     Op.DEVICE_QUEUE_DISPATCH: _d_queue_dispatch,
     Op.DEVICE_QUEUE_EXECUTE: _d_queue_execute,
     Op.DEVICE_QUEUE_FLUSH: _d_simple(_x_queue_flush),
+}
+
+
+# Objects made by a step: handler -> (the creator's type, the created object's type).
+_CREATES = {
+    _x_create_cache: (_T_DEVICE, _T_CACHE),
+    _x_prepare: (_T_CACHE, _T_EXECUTABLE),
+    _x_create_command_buffer: (_T_DEVICE, _T_COMMAND_BUFFER),
+    _x_create_event: (_T_DEVICE, _T_EVENT),
+    _x_create_semaphore: (_T_DEVICE, _T_SEMAPHORE),
+    _x_import_file: (_T_DEVICE, _T_FILE),
+    _x_allocate: (_T_ALLOCATOR, _T_BUFFER),
+    _x_import_buffer: (_T_ALLOCATOR, _T_BUFFER),
+}
+_QUEUE_OPS = frozenset({_x_queue_alloca, _x_queue_dealloca, _x_queue_fill, _x_queue_update,
+                        _x_queue_copy, _x_queue_read, _x_queue_write})
+_COMPILERS = {
+    _x_scope: _c_scope,
+    _x_allocator_object: _c_allocator_object,
+    _x_create_cache: _c_create(_f_create_cache, lambda identifier: (identifier or "default",)),
+    _x_prepare: _c_prepare,
+    _x_create_command_buffer: _c_create(_f_create_command_buffer, tuple),
+    _x_create_semaphore: _c_create(_f_create_semaphore, lambda value: (value,)),
+    _x_allocate: _c_create(_f_allocate, tuple),
+    _x_write_range: _c_write_range,
+    _x_import_file: _c_import_file,
+    _x_queue_alloca: _c_queue_alloca,
+    _x_queue_dealloca: _c_queue_dealloca,
+    _x_queue_fill: _c_queue_fill,
+    _x_queue_update: _c_queue_update,
+    _x_queue_copy: _c_queue_copy,
+    _x_queue_read: _c_queue_read,
+    _x_queue_execute: _c_queue_execute,
+    _x_queue_flush: _c_queue_flush,
+    _x_cb_begin: _c_cb_begin,
+    _x_cb_end: _c_cb_end,
+    _x_cb_barrier: _c_cb_barrier,
+    _x_cb_fill: _c_cb_fill,
+    _x_cb_update: _c_cb_update,
+    _x_cb_copy: _c_cb_copy,
+    _x_cb_dispatch: _c_cb_dispatch,
 }
 
 

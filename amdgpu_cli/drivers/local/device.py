@@ -35,6 +35,7 @@ from __future__ import annotations
 import platform
 import struct
 import sys
+from functools import partial
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.buffer import Buffer, allocated_buffer
@@ -46,8 +47,9 @@ from amdgpu_cli.hal.profiling import (MEMORY_EVENT_ID, MEMORY_FLAG_POOL_RESERVAT
                                       MEMORY_FLAG_POOL_STATS, MEMORY_FLAG_QUEUE_OPERATION, Family,
                                       MemoryEvent, Op, memory_event, now_ns)
 
+from .elf_loader import ElfLibrary
 from .executable import (BINDING_ALIGNMENT, LocalExecutable, PreparedDispatch, WorkerPool,
-                         default_pool)
+                         default_pool, export_plans)
 from .pool import TransientPool
 from .program import ReplayProgram
 
@@ -181,14 +183,16 @@ def _stage_misaligned(bindings):
 class LocalHalExecutable(Executable):
     """A loaded embedded-ELF library as a HAL executable; `library` is the LocalExecutable."""
 
-    def __init__(self, device, library: LocalExecutable, executable_format: str = ""):
+    def __init__(self, device, library: LocalExecutable, executable_format: str = "",
+                 exports: tuple[ExportInfo, ...] | None = None, shared_prepared=None):
         super().__init__(device)
         self.library = library
         self.format = executable_format
-        self._exports = tuple(
-            ExportInfo(e.name, tuple(max(v, 1) for v in e.workgroup_size), e.constant_count,
-                       e.binding_count) for e in library.exports)
+        self._exports = exports if exports is not None else _hal_exports(library.exports)
         self._prepared: dict[tuple[int, bytes, int], PreparedDispatch] = {}
+        # The checked dispatches of every executable over the same cached image (_LoadedImage):
+        # the checks depend only on the image's exports, so another executable's pass.
+        self._shared_prepared = shared_prepared
 
     @property
     def name(self) -> str:
@@ -205,6 +209,15 @@ class LocalHalExecutable(Executable):
         key = (ordinal, constants, int(flags))
         prepared = self._prepared.get(key)
         if prepared is None:
+            shared = self._shared_prepared
+            if shared is not None:
+                checked = shared.get(key)
+                if checked is not None:
+                    prepared = checked.rebind(self.library)
+                    if len(self._prepared) >= _PREPARED_DISPATCH_LIMIT:
+                        self._prepared.clear()
+                    self._prepared[key] = prepared
+                    return prepared
             if int(flags) & _CUSTOM_DIRECT_ARGUMENTS:
                 raise HalError("direct/indirect arguments are not supported on the inline CPU "
                                "command buffer", status="UNIMPLEMENTED")
@@ -226,6 +239,10 @@ class LocalHalExecutable(Executable):
             if len(self._prepared) >= _PREPARED_DISPATCH_LIMIT:
                 self._prepared.clear()  # constants that change on every call: nothing to reuse
             self._prepared[key] = prepared
+            if shared is not None:
+                if len(shared) >= _PREPARED_DISPATCH_LIMIT:
+                    shared.clear()
+                shared[key] = prepared
         return prepared
 
     def close(self) -> None:
@@ -234,8 +251,103 @@ class LocalHalExecutable(Executable):
         super().close()
 
 
+def _hal_exports(exports) -> tuple[ExportInfo, ...]:
+    return tuple(ExportInfo(e.name, tuple(max(v, 1) for v in e.workgroup_size), e.constant_count,
+                            e.binding_count) for e in exports)
+
+
+class _LoadedImage:
+    """One loaded, relocated and queried ELF library shared by every executable prepared from
+    the same (format, bytes, constants): never written after loading, so any number of
+    executables (and threads) may dispatch from it."""
+
+    __slots__ = ("library", "plans", "exports", "prepared", "refs", "cached", "cost")
+
+    def __init__(self, library, plans, exports, cost: int):
+        self.library = library  # ElfLibrary
+        self.plans = plans  # its _ExportPlans (immutable)
+        self.exports = exports  # the HAL ExportInfo tuple
+        self.prepared: dict = {}  # checked PreparedDispatches by key (LocalHalExecutable)
+        self.refs = 0  # live executables on it
+        self.cached = True
+        self.cost = cost
+
+
+class _ImageCache:
+    """The loaded images of a device's executable caches (see LocalExecutableCache), keyed by
+    (format, full executable bytes, executable constants), least recently used first. An image
+    is unmapped when it is neither cached nor used by a live executable (or, for executables
+    dropped without `close()`, when the last reference to it is collected)."""
+
+    MAX_ENTRIES = 32
+    MAX_BYTES = 128 << 20  # mapped image + key bytes
+
+    def __init__(self):
+        import threading
+        from collections import OrderedDict
+        self._entries: OrderedDict = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def acquire(self, key, load) -> _LoadedImage:
+        """The cached image of `key` (moved to most recent), else `load()`'s (raising as it
+        does; a failed load caches nothing); its reference count taken."""
+        with self._lock:
+            image = self._entries.get(key)
+            if image is not None:
+                self._entries.move_to_end(key)
+                image.refs += 1
+                return image
+        image = load()
+        with self._lock:
+            raced = self._entries.get(key)
+            if raced is not None:  # another thread loaded it meanwhile: use one image
+                raced.refs += 1
+                image.library.close()
+                return raced
+            image.refs = 1
+            self._entries[key] = image
+            self._bytes += image.cost
+            while len(self._entries) > self.MAX_ENTRIES or (
+                    self._bytes > self.MAX_BYTES and len(self._entries) > 1):
+                _, old = self._entries.popitem(last=False)
+                self._drop(old)
+            return image
+
+    def _drop(self, image: _LoadedImage) -> None:
+        self._bytes -= image.cost
+        image.cached = False
+        if image.refs == 0:
+            image.library.close()
+
+    def release(self, image: _LoadedImage) -> None:
+        """An executable on `image` was closed."""
+        with self._lock:
+            image.refs -= 1
+            if image.refs == 0 and not image.cached:
+                image.library.close()
+
+    def clear(self) -> None:
+        with self._lock:
+            entries = list(self._entries.values())
+            self._entries.clear()
+            for image in entries:
+                self._drop(image)
+
+
 class LocalExecutableCache(ExecutableCache):
-    """IREE's local executable cache with the embedded-ELF loader for this machine's arch."""
+    """IREE's local executable cache with the embedded-ELF loader for this machine's arch.
+
+    Persistent caching (as IREE's HAL lets an executable cache do): the loaded image of an
+    executable — mapped, relocated, protected, initialized and queried — is kept by the device
+    (`_ImageCache`, shared by its caches, bounded to the most recent 32 images and 128 MiB) and
+    reused by every later preparation of the same format, the same full executable bytes and the
+    same executable constants (a dict key: equal hashes never stand in for equal bytes, so a
+    different executable never hits). The image is immutable once loaded; each prepared
+    executable is its own object (own liveness, prepared dispatches and close) over it. An image
+    is unmapped once it is evicted (or the device closes) and no live executable uses it. Load
+    failures are not cached.
+    """
 
     def can_prepare_format(self, executable_format: str) -> bool:
         # iree_hal_embedded_elf_loader_query_support: a prefix match on "embedded-elf-" IREE_ARCH.
@@ -251,17 +363,40 @@ class LocalExecutableCache(ExecutableCache):
         values = _u32_list(constants, "executable constant data")
         device = self.device
         pool = getattr(device, "pool", None)
+        if type(data) is not bytes:
+            data = bytes(memoryview(data).cast("B"))
+        images = getattr(device, "_images", None)
         try:
-            library = LocalExecutable.from_elf(bytes(memoryview(data).cast("B")),
-                                               executable_constants=values, pool=pool)
+            if images is None:
+                library = LocalExecutable.from_elf(data, executable_constants=values, pool=pool)
+                exports = None
+            else:
+                image = images.acquire((executable_format, data, tuple(values)),
+                                       lambda: _load_image(data, values))
+                library = LocalExecutable(image.library, pool=pool, plans=image.plans,
+                                          release=partial(images.release, image))
+                exports = image.exports
+                shared = image.prepared
         except HalError:
             raise
         except AmdgpuCliError as error:
             raise _hal_error(error, "loading executable: ") from error
-        executable = LocalHalExecutable(device, library, executable_format)
+        executable = LocalHalExecutable(device, library, executable_format, exports,
+                                        None if images is None else shared)
         if device is not None and hasattr(device, "_track_executable"):
             device._track_executable(executable)
         return executable
+
+
+def _load_image(data: bytes, values) -> _LoadedImage:
+    library = ElfLibrary(data, executable_constants=values)
+    try:
+        plans = export_plans(library)
+        return _LoadedImage(library, plans, _hal_exports(library.exports),
+                            library.size + len(data))
+    except BaseException:
+        library.close()
+        raise
 
 
 class LocalDevice(HostQueueDevice):
@@ -279,6 +414,7 @@ class LocalDevice(HostQueueDevice):
             self._pool = WorkerPool(worker_count)
             self._own_pool = True
         self._executables: list = []
+        self._images = _ImageCache()  # loaded executable images (LocalExecutableCache)
         self._cache = LocalExecutableCache(self, "default")
         # local-task: queue allocations come from a transient pool, and a profile records what
         # IREE's local-task device does (command-buffer metadata and regions, pool events).
@@ -501,6 +637,7 @@ class LocalDevice(HostQueueDevice):
             if executable is not None:
                 executable.close()
         self._executables = []
+        self._images.clear()
         if self._own_pool and self._pool is not None:
             self._pool.close()
         self._pool = None

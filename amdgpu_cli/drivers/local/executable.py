@@ -16,7 +16,8 @@ return raises `DispatchError`. The GIL is released while workgroups run; binding
 resized or freed meanwhile (the call holds references to them until it returns).
 
 Lifetime: `close()` / context manager; the library unmaps when the executable is closed or
-collected. The default pool lives for the process; a pool made by the caller is closed by it.
+collected. An executable made over a shared loaded image (LocalExecutableCache's persistent
+cache, `release=`) has its own liveness: closing it releases its use of the image instead. The default pool lives for the process; a pool made by the caller is closed by it.
 """
 
 from __future__ import annotations
@@ -125,6 +126,11 @@ class _ExportPlan:
         self.binding_count = export.binding_count
 
 
+def export_plans(library: ElfLibrary) -> list[_ExportPlan]:
+    """The export plans of a loaded library (shareable: nothing in them changes)."""
+    return [_ExportPlan(e) for e in library.exports]
+
+
 def dispatch_failure(plan: _ExportPlan, status: int, result) -> AmdgpuCliError:
     """The error for a dispatch of `plan` that stopped with `status` (an lx_dispatch_result_t)."""
     if status == -1:
@@ -150,13 +156,28 @@ def _valid_size(size) -> bool:
             and 0 < size[2] < 1 << 16)
 
 
+class _Liveness:
+    """`alive` until an executable on a shared image is closed (as ElfLibrary.liveness)."""
+
+    __slots__ = ("alive",)
+
+    def __init__(self):
+        self.alive = True
+
+
 class LocalExecutable:
     """An executable library loaded into this process; `dispatch` runs one of its exports."""
 
-    def __init__(self, library: ElfLibrary, *, pool: WorkerPool | None = None):
+    def __init__(self, library: ElfLibrary, *, pool: WorkerPool | None = None, plans=None,
+                 release=None):
+        """`library` is owned (closed with this executable) unless `release` is given: then it
+        is a shared, immutable loaded image (see LocalExecutableCache), `plans` its export
+        plans, and `close()` calls `release()` once instead of unmapping it."""
         self._library = library
         self._pool = pool
-        self._plans = [_ExportPlan(e) for e in library.exports]
+        self._plans = plans if plans is not None else export_plans(library)
+        self._release = release
+        self._live = library.liveness if release is None else _Liveness()
 
     @classmethod
     def from_elf(cls, data: bytes, *, executable_constants: Sequence[int] | None = None,
@@ -174,12 +195,13 @@ class LocalExecutable:
 
     @property
     def closed(self) -> bool:
-        return self._library.closed
+        return not self._live.alive
 
     @property
     def liveness(self):
-        """`alive` is True until the library is closed (ElfLibrary.liveness)."""
-        return self._library.liveness
+        """`alive` is True until this executable is closed (ElfLibrary.liveness for an owned
+        library)."""
+        return self._live
 
     @property
     def pool(self) -> WorkerPool | None:
@@ -212,7 +234,7 @@ class LocalExecutable:
                  serial: bool = False) -> int:
         """Run export `export_ordinal` over the grid `workgroup_count` (x, y, z); returns workgroups run."""
         import numpy as np
-        if self._library.closed:
+        if not self._live.alive:
             raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
         exports = self._library.exports
         if not 0 <= export_ordinal < len(exports):
@@ -298,7 +320,12 @@ class LocalExecutable:
     # -- lifetime ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        self._library.close()
+        live = self._live
+        if live is self._library.liveness:  # owned
+            self._library.close()
+        elif live.alive:
+            live.alive = False
+            self._release()
 
     def __enter__(self) -> LocalExecutable:
         return self
@@ -323,6 +350,16 @@ class PreparedDispatch:
         self._plan = plan
         self._constants = ffi.new("uint32_t[]", constants or [0])
         self._constant_count = len(constants)
+
+    def rebind(self, executable: LocalExecutable) -> PreparedDispatch:
+        """This export and its native constants on `executable`, another executable over the
+        same shared image (whose export plans this one's plan is): nothing is rechecked."""
+        prepared = object.__new__(PreparedDispatch)
+        prepared._executable = executable
+        prepared._plan = self._plan
+        prepared._constants = self._constants
+        prepared._constant_count = self._constant_count
+        return prepared
 
     @property
     def binding_count(self) -> int:
@@ -360,7 +397,7 @@ class PreparedDispatch:
         buffer and keeps the memory alive meanwhile. Returns the workgroups run (with `timed`:
         and their summed run time in ns, for profiling)."""
         executable = self._executable
-        if executable._library.closed:
+        if not executable._live.alive:
             raise AmdgpuCliError("executable is closed", status="FAILED_PRECONDITION")
         plan = self._plan
         x, y, z = workgroup_count
