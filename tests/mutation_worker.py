@@ -1,11 +1,15 @@
-"""A long-lived worker for tests/test_run_mutations.py: runs `amdgpu-run` jobs in-process.
+"""A long-lived worker for the mutation tests (tests/test_run_mutations.py,
+tests/replay/test_mutations.py): runs `amdgpu-run` / `amdgpu-replay` jobs in-process.
 
 Protocol (one JSON object per line each way):
-    stdin : {"module": PATH, "args": [RUN flags...], "timeout": seconds}
+    stdin : {"module": PATH, "args": [RUN flags...], "timeout": seconds}   (entry "run", default)
+            {"entry": "replay", "args": [amdgpu-replay args...], "timeout": seconds}
     stdout: {"rc": int | null, "stdout": str, "stderr": [lines], "traceback": bool,
              "internal": bool, "timeout": bool, "seconds": float}
-Each job goes through the CLI's error boundary (`amdgpu_cli.cli.main.run_main`, the
-`amdgpu-run` entry point) with `--device=local-sync`, sys.stdout / sys.stderr captured. A job
+A "run" job goes through the CLI's error boundary (`amdgpu_cli.cli.main.run_main`, the
+`amdgpu-run` entry point) with `--device=local-sync` and `--module=PATH` put first; a "replay"
+job through `amdgpu_cli.cli.replay_entry.main(args)` (the `amdgpu-replay` console script, args
+as given). sys.stdout / sys.stderr are captured. A job
 that runs past its time limit is stopped by SIGALRM (a BaseException, so the boundary's
 `except Exception` cannot turn it into an error line) and reported with "timeout": true. Time
 spent inside native code (a kernel) cannot be interrupted by the alarm: the parent also keeps a
@@ -35,10 +39,22 @@ def _on_alarm(signum, frame):
     raise JobTimeout()
 
 
-def _run_job(job: dict) -> dict:
+def _entry(job: dict):
+    """(entry point, argv) of a job."""
+    entry = job.get("entry", "run")
+    if entry == "replay":
+        from amdgpu_cli.cli.replay_entry import main as replay_main
+
+        return replay_main, list(job.get("args", []))
+    if entry != "run":
+        raise ValueError(f"unknown job entry {entry!r}")
     from amdgpu_cli.cli.main import run_main
 
-    argv = ["--device=local-sync", f"--module={job['module']}", *job.get("args", [])]
+    return run_main, ["--device=local-sync", f"--module={job['module']}", *job.get("args", [])]
+
+
+def _run_job(job: dict) -> dict:
+    main, argv = _entry(job)
     out, err = io.StringIO(), io.StringIO()
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
@@ -49,7 +65,7 @@ def _run_job(job: dict) -> dict:
     signal.setitimer(signal.ITIMER_REAL, float(job.get("timeout", 10)))
     try:
         try:
-            run_main(argv)
+            main(argv)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except SystemExit as e:
@@ -84,6 +100,10 @@ def main() -> None:
     import amdgpu_cli.cli.main  # noqa: F401
     import amdgpu_cli.cli.run  # noqa: F401
     import amdgpu_cli.tooling.run  # noqa: F401
+    import amdgpu_cli.cli.replay_entry  # noqa: F401
+    import amdgpu_cli.cli.replay_run  # noqa: F401
+    import amdgpu_cli.replay.dump  # noqa: F401
+    import amdgpu_cli.replay.executor  # noqa: F401
     protocol.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         line = line.strip()

@@ -143,10 +143,80 @@ def plan(replay_file) -> Plan:
             capacity = record.object_id
         if record.related_object_id > capacity:
             capacity = record.related_object_id
+    # IREE sizes its table as the largest id + 1 entries of 16 bytes (and fails as here where
+    # that cannot be); ours is sparse above _DENSE_CAPACITY, so a large id costs nothing.
+    if capacity >= _U64_MAX:
+        raise _err("OUT_OF_RANGE", "replay object id exceeds host size")
+    if (capacity + 1) * 16 > _U64_MAX:
+        raise _err("OUT_OF_RANGE", "replay object table size overflow")
+    timeline_errors = _timeline_errors(replay_file, records)
+    for record in records:
+        error = timeline_errors.get(record.sequence_ordinal)
+        if error is not None:
+            steps.append(_Step(_x_raise, record, error))
+            continue
         steps.append(_plan_record(replay_file, record, copy_targets))
     steps = tuple(s for s in steps if s is not None)
     return Plan(steps, capacity + 1, len(records), tuple(copy_targets),
                 _compile(steps, capacity + 1))
+
+
+# Queue operations with wait and signal lists, by op code.
+_TIMEPOINT_OPS = frozenset({Op.DEVICE_QUEUE_ALLOCA, Op.DEVICE_QUEUE_DEALLOCA, Op.DEVICE_QUEUE_FILL,
+                        Op.DEVICE_QUEUE_UPDATE, Op.DEVICE_QUEUE_COPY, Op.DEVICE_QUEUE_READ,
+                        Op.DEVICE_QUEUE_WRITE, Op.DEVICE_QUEUE_DISPATCH,
+                        Op.DEVICE_QUEUE_EXECUTE})
+
+
+def _timeline_errors(replay_file, records) -> dict:
+    """{record ordinal: the error its execution would end in} for the queue operations whose
+    semaphore timepoints cannot work when every queue operation is waited for before the next
+    record runs (IREE's executor, ours): a wait on a value no earlier record signals (IREE
+    3.13.0 then waits forever; we say so instead) and a signal of a value the semaphore has
+    already reached (IREE's semaphore refuses it when it comes). Semaphores the replay does not
+    create, and payloads that do not decode, are left to the execution to report."""
+    from amdgpu_cli.replay.reader import decode_payload
+
+    reached: dict[int, int] = {}  # semaphore id -> the largest value signalled so far
+    errors = {}
+    for record in records:
+        op = record.operation_code
+        if record.record_type != S.RecordType.OPERATION or record.status_code:
+            continue
+        if op == Op.DEVICE_CREATE_SEMAPHORE:
+            try:
+                fields = decode_payload(record.payload_type, replay_file.payload(record))
+                reached[record.related_object_id] = fields["initial_value"]
+            except (AmdgpuCliError, KeyError):
+                pass
+            continue
+        if op not in _TIMEPOINT_OPS:
+            continue
+        try:
+            fields = decode_payload(record.payload_type, replay_file.payload(record))
+            waits, signals = fields["wait_semaphores"], fields["signal_semaphores"]
+        except (AmdgpuCliError, KeyError):
+            continue
+        for point in waits:
+            value = reached.get(point["semaphore_id"])
+            if value is not None and point["value"] > value:
+                errors[record.sequence_ordinal] = _err(
+                    "FAILED_PRECONDITION",
+                    f"replay {_op_name(op)} at sequence {record.sequence_ordinal} waits for "
+                    f"semaphore {point['semaphore_id']} to reach {point['value']}, which no "
+                    f"earlier operation signals (it would wait forever)")
+                break
+        else:
+            for point in signals:
+                value = reached.get(point["semaphore_id"])
+                if value is None:
+                    continue
+                if point["value"] <= value:
+                    errors[record.sequence_ordinal] = _err(
+                        "INVALID_ARGUMENT", f"semaphore already signaled past {value}")
+                    break
+                reached[point["semaphore_id"]] = point["value"]
+    return errors
 
 
 _PREVALIDATED = frozenset({Op.SCOPE_BEGIN, Op.SCOPE_END, Op.COMMAND_BUFFER_EXECUTION_BARRIER,
@@ -543,17 +613,57 @@ def _d_simple(handler):
 
 # -- execution --------------------------------------------------------------------------------
 
+class _Sparse:
+    """A list of `length` slots holding `default` but where set: what ObjectTable keeps for
+    tables too large to hold densely (a replay whose ids are sparse and large)."""
+
+    __slots__ = ("values", "length", "default")
+
+    def __init__(self, length: int, default):
+        self.values: dict = {}
+        self.length = length
+        self.default = default
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int):
+        return self.values.get(index, self.default)
+
+    def __setitem__(self, index: int, value) -> None:
+        if value is self.default or (type(value) is int and value == self.default):
+            self.values.pop(index, None)
+        else:
+            self.values[index] = value
+
+    def set_ids(self) -> list[int]:
+        return sorted(self.values, reverse=True)
+
+
+_DENSE_CAPACITY = 1 << 16
+
+
 class ObjectTable:
     """The live objects of one execution: `get(id)` the object stored at id (None if none)."""
 
     __slots__ = ("objects", "types")
 
     def __init__(self, capacity: int):
-        self.objects = [None] * capacity
-        self.types = [_NONE_TYPE] * capacity
+        if capacity > _DENSE_CAPACITY:
+            self.objects, self.types = _Sparse(capacity, None), _Sparse(capacity, _NONE_TYPE)
+        else:
+            self.objects = [None] * capacity
+            self.types = [_NONE_TYPE] * capacity
 
     def get(self, object_id: int):
         return self.objects[object_id] if 0 < object_id < len(self.objects) else None
+
+    def stored_ids(self):
+        """The ids that may hold an object, highest first (the release order)."""
+        objects = self.objects
+        if isinstance(objects, _Sparse):
+            return objects.set_ids()
+        return range(len(objects) - 1, 0, -1)
 
 
 class _Executor:
@@ -621,7 +731,7 @@ class _Executor:
 
     def release(self) -> None:
         objects, types = self.objects, self.types
-        for i in range(len(objects) - 1, 0, -1):
+        for i in self.table.stored_ids():
             value = objects[i]
             if value is not None:
                 objects[i] = None
@@ -1338,7 +1448,7 @@ def _compile(steps, capacity: int) -> _FastPlan | None:
 
 
 _DROP = object()  # a resolved step with nothing to do
-_MAX_MODELLED_CAPACITY = 1 << 20
+_MAX_MODELLED_CAPACITY = _DENSE_CAPACITY  # fast plans run on the dense table
 
 
 def _fence_of(objects, timepoints):
