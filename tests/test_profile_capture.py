@@ -291,11 +291,15 @@ def test_periodic_flush_streams_chunks_while_the_run_goes(tmp_path):
         x = module.upload(np.ones((1, 16), np.float32))
         predict(x)
         capture.begin(module._session.devices)
-        calls = 0
-        deadline = time.monotonic() + 0.5
-        while time.monotonic() < deadline:
+        # Calls go on until the file has grown while they ran (chunks written by the flush
+        # thread, not by end()) three times, or 20 s on a machine too loaded to get there.
+        calls, growths, size = 0, 0, out.stat().st_size
+        deadline = time.monotonic() + 20
+        while growths < 3 and time.monotonic() < deadline:
             predict(x)
             calls += 1
+            now = out.stat().st_size
+            growths, size = growths + (now > size), now
         capture.end()
     finally:
         module.close()

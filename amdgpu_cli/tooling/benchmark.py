@@ -487,8 +487,8 @@ def human_number(value: float, one_k: float = 1000.0) -> str:
     """Google Benchmark's HumanReadableNumber: 6 significant digits and an SI prefix."""
     sign = "-" if value < 0 else ""
     value = abs(value)
-    threshold = 1.1
-    big = threshold * one_k
+    threshold = 1.0  # Google Benchmark: max(1, 10^-precision) with precision 1
+    big = threshold * one_k - 1
     if value > big:
         scaled = value
         for prefix in _BIG_PREFIXES:
