@@ -34,11 +34,9 @@ test_verifier_rejects_*
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -50,14 +48,13 @@ from pathlib import Path
 import pytest
 
 from corpus_util import CORPUS_DIR, compile_corpus, load_cases
+from mutation_client import WorkerClient
 
 from amdgpu_cli.formats.elf import PF_X, PT_LOAD, parse_elf
 from amdgpu_cli.formats.vmfb import load_vmfb
 from amdgpu_cli.vm import isa
 from amdgpu_cli.vm.decoder import BytecodeVerifyError, decode, decode_one
 
-WORKER = Path(__file__).resolve().parent / "mutation_worker.py"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # (model stem, RUN line index): small, fast modules of different kinds.
 TARGETS = [
@@ -158,69 +155,12 @@ def mutate(seed: str, targets: list[Target]) -> Mutation:
 
 # -- the worker --------------------------------------------------------------------------------
 
-class Worker:
-    """tests/mutation_worker.py as a subprocess; restarted after a crash or a hang."""
-
-    def __init__(self, log_dir: Path):
-        self.log_dir = log_dir
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    def start(self) -> None:
-        self.starts += 1
-        self.log = open(self.log_dir / f"worker{self.starts}.stderr", "w+b")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-        self.proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, env=env)
-        ready = self._read_line(60.0)
-        assert ready and json.loads(ready).get("ready"), "mutation worker did not start"
-
-    def _read_line(self, timeout: float) -> bytes | None:
-        fd = self.proc.stdout
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            readable, _, _ = select.select([fd], [], [], left)
-            if readable:
-                return fd.readline()
-
-    def stop(self) -> str:
-        """Kills the worker; returns its stderr tail (faulthandler's report after a crash)."""
-        if self.proc is None:
-            return ""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.proc = None
-        self.log.seek(0)
-        tail = self.log.read().decode(errors="replace")[-2000:]
-        self.log.close()
-        return tail
+class Worker(WorkerClient):
+    """tests/mutation_worker.py as a subprocess (tests/mutation_client.py)."""
 
     def run(self, module: Path, args: list) -> dict:
-        if self.proc is None:
-            self.start()
-        job = {"module": str(module), "args": args, "timeout": JOB_TIMEOUT_S}
-        try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode())
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pass
-        line = self._read_line(JOB_DEADLINE_S)
-        if line:
-            return json.loads(line)
-        hung = line is None  # no answer by the deadline; b"" is EOF: the worker died
-        if not hung:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        rc = self.proc.returncode
-        tail = self.stop()
-        return {"dead": "hang" if hung else f"crash (worker exit {rc})", "log": tail}
+        return self.send({"module": str(module), "args": args, "timeout": JOB_TIMEOUT_S},
+                         JOB_DEADLINE_S)
 
 
 # -- classification ----------------------------------------------------------------------------

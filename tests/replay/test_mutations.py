@@ -52,16 +52,13 @@ test_random_replay_mutations
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
-import select
 import shutil
 import signal
 import struct
 import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -69,13 +66,13 @@ from pathlib import Path
 
 import pytest
 
+from mutation_client import WorkerClient
+
 from amdgpu_cli.formats.elf import PF_X, PT_LOAD, parse_elf
 from amdgpu_cli.replay import schema
 from amdgpu_cli.replay.reader import ReplayFile, payload_layout
 from amdgpu_cli.replay.schema import PayloadType as P
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-WORKER = REPO_ROOT / "tests" / "mutation_worker.py"
 
 # (corpus model, device of IREE's capture): small captures of different kinds.
 TARGETS = [
@@ -309,74 +306,16 @@ def _limit_memory() -> None:  # preexec_fn of the subprocesses
 
 # -- the worker --------------------------------------------------------------------------------
 
-class Worker:
-    """tests/mutation_worker.py as a subprocess (entry "replay"); restarted after a crash, a
-    hang or a job stopped by its alarm."""
+class Worker(WorkerClient):
+    """tests/mutation_worker.py as a subprocess (entry "replay", tests/mutation_client.py),
+    under the memory limit; restarted after a crash, a hang or a job stopped by its alarm."""
 
     def __init__(self, log_dir: Path):
-        self.log_dir = log_dir
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-
-    def start(self) -> None:
-        self.starts += 1
-        self.log = open(self.log_dir / f"worker{self.starts}.stderr", "w+b")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-        self.proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, env=env,
-                                     preexec_fn=_limit_memory)
-        ready = self._read_line(60.0)
-        assert ready and json.loads(ready).get("ready"), "mutation worker did not start"
-
-    def _read_line(self, timeout: float) -> bytes | None:
-        fd = self.proc.stdout
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            readable, _, _ = select.select([fd], [], [], left)
-            if readable:
-                return fd.readline()
-
-    def stop(self) -> str:
-        """Kills the worker; returns its stderr tail (faulthandler's report after a crash)."""
-        if self.proc is None:
-            return ""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.proc = None
-        self.log.seek(0)
-        tail = self.log.read().decode(errors="replace")[-2000:]
-        self.log.close()
-        return tail
+        super().__init__(log_dir, preexec_fn=_limit_memory, restart_after_timeout=True)
 
     def run(self, args: list, timeout: float) -> dict:
-        if self.proc is None:
-            self.start()
-        job = {"entry": "replay", "args": [str(a) for a in args], "timeout": timeout}
-        try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode())
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pass
-        line = self._read_line(timeout + DEADLINE_EXTRA_S)
-        if line:
-            result = json.loads(line)
-            if result["timeout"]:
-                self.stop()  # interrupted mid-job: start the next job in a fresh process
-            return result
-        hung = line is None  # no answer by the deadline; b"" is EOF: the worker died
-        if not hung:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        rc = self.proc.returncode
-        tail = self.stop()
-        return {"dead": "hang" if hung else f"crash (worker exit {rc})", "log": tail}
+        return self.send({"entry": "replay", "args": [str(a) for a in args], "timeout": timeout},
+                         timeout + DEADLINE_EXTRA_S)
 
 
 # -- classification ----------------------------------------------------------------------------
