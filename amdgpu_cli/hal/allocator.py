@@ -111,7 +111,11 @@ def _aligned_bytes(byte_length: int, alignment: int = ALLOCATION_ALIGNMENT
             start, end = 0, byte_length
         slab[3] = -(-end // ALLOCATION_ALIGNMENT) * ALLOCATION_ALIGNMENT
         return view[start:end], base + start
-    raw = bytearray(byte_length + alignment)
+    try:
+        raw = bytearray(byte_length + alignment)
+    except (MemoryError, OverflowError):
+        raise HalError(f"unable to allocate {byte_length} bytes of host memory",
+                       status="RESOURCE_EXHAUSTED") from None
     address = host_address(raw)
     start = -address % alignment
     return memoryview(raw)[start:start + byte_length], address + start
