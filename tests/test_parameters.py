@@ -307,3 +307,47 @@ def test_replay_capture_replays_in_iree(built, tmp_path, policy, mode):
     proc = subprocess.run([replay_tool, "--device=local-sync", str(capture)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def _gguf_file(path: Path) -> Path:
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "test")
+    writer.add_tensor("w", W)
+    writer.add_tensor("b", B)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bad magic", "bad length"])
+@pytest.mark.parametrize("fmt", ["irpa", "safetensors", "gguf"])
+def test_damaged_archives_are_one_line(built, iree_run, tmp_path, fmt, damage):
+    """Acceptance 4: a truncated or corrupted archive of each format through amdgpu-run: one
+    error line and exit 1, or (where iree-run-module also runs the file: a truncation that cut
+    only bytes it never reads) what iree-run-module prints."""
+    source = {"irpa": built / "created.irpa", "safetensors": built / "real.safetensors",
+              "gguf": _gguf_file(tmp_path / "real.gguf")}[fmt]
+    data = bytearray(source.read_bytes())
+    if damage == "truncated":
+        data = data[:len(data) // 2]
+    elif damage == "bad magic":
+        data[0] ^= 0xFF
+    else:  # the first 8-byte length/count/offset field after the magic, made huge
+        at = {"irpa": 8, "safetensors": 0, "gguf": 8}[fmt]
+        data[at:at + 8] = (0x7FFF_FFFF_FFFF_FFF0).to_bytes(8, "little")
+    damaged = tmp_path / f"damaged.{fmt}"
+    damaged.write_bytes(bytes(data))
+    args = ["--device=local-sync", f"--module={built / 'model.vmfb'}",
+            f"--parameters=model={damaged}", INPUT]
+    ref = iree_run(args)
+    proc = subprocess.run([_tool("amdgpu-run"), *args], capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode == 0 and ref.returncode == 0:
+        assert proc.stdout == ref.stdout
+        return
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: "), proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
