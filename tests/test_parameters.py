@@ -309,7 +309,7 @@ def test_replay_capture_replays_in_iree(built, tmp_path, policy, mode):
     assert proc.returncode == 0, proc.stderr
 
 
-def _gguf_file(path: Path) -> Path:
+def _gguf_file(path):
     import gguf
 
     writer = gguf.GGUFWriter(str(path), "test")
