@@ -9,6 +9,9 @@ deterministic and cached: files already there are kept (delete the directory to 
     amdgpu-executable  the AMD1 executable of `add` compiled for gfx942 and gfx1100 (iree-compile
                        --iree-hal-target-device=amdgpu), plus the device library's raw code objects
                        (device_binaries/*.hsaco, built by clang from the project's own sources)
+    cda1               the CDA1 executable of `add` compiled for CUDA (iree-compile
+                       --iree-hal-target-device=cuda --iree-cuda-target=sm_80), plus the executables
+                       of IREE's H100 captures (tests/replay/data/*_cuda.ireereplay, executable_prepare)
     ireeprof           bundles iree-run-module captured from `add` (--device_profiling_mode), and
                        the project's sample bundles in profiles/samples
     input              every --input of tests/corpus RUN lines, plus hand-written grammar cases
@@ -136,6 +139,21 @@ def _rodata_blobs(vmfb: Path) -> list[bytes]:
     from amdgpu_cli.formats.vmfb import load_vmfb
 
     return [bytes(segment.data) for segment in load_vmfb(vmfb.read_bytes()).rodata]
+
+
+def _capture_executables(path: Path) -> list[bytes]:
+    """The executable data of every executable_prepare record of a .ireereplay capture."""
+    from amdgpu_cli.replay.reader import ReplayFile, decode_payload
+    from amdgpu_cli.replay.schema import PayloadType
+
+    out = []
+    with ReplayFile.open(path) as replay:
+        for record in replay.records():
+            if record.payload_type == PayloadType.EXECUTABLE_PREPARE:
+                fields = decode_payload(record.payload_type, replay.payload(record))
+                out.append(bytes(fields["data"]))
+                del fields  # views into the mapping
+    return out
 
 
 def _capture(vmfb: Path, out: Path, modes: str) -> Path | None:
@@ -297,6 +315,15 @@ def build_seeds(out_dir) -> dict[str, Path]:
     for hsaco in sorted((REPO_ROOT / "device_binaries").glob("*gfx942.hsaco")) + sorted(
             (REPO_ROOT / "device_binaries").glob("*gfx11-generic.hsaco")):
         _write(dirs["amdgpu-executable"], hsaco.read_bytes(), hsaco.stem.rsplit("--", 1)[-1])
+
+    vmfb = _compile(ADD_MLIR, work / "add-cuda.vmfb", ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"])
+    if vmfb is not None:
+        for blob in _rodata_blobs(vmfb):
+            if blob.startswith(b"CDA1"):
+                _write(dirs["cda1"], blob, "cda1-add")
+    for capture in sorted((REPO_ROOT / "tests" / "replay" / "data").glob("*_cuda.ireereplay")):
+        for i, blob in enumerate(_capture_executables(capture)):
+            _write(dirs["cda1"], blob, f"{capture.stem}-{i}")
 
     add = work / "add-zip.vmfb"
     if add.is_file():

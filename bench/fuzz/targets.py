@@ -11,6 +11,8 @@ Targets:
     vmfb               formats.vmfb.load_vmfb + vm.decoder.verify of every function (+ FlatBuffer)
     amdgpu-executable  formats.amdgpu_executable: AMD1 containers and raw HSACO code objects
                        (formats.amdgpu_code_object, formats.elf with any machine, msgpack metadata)
+    cda1               formats.cuda_executable.parse_cda1 (CDA1 header, FlatBuffer, IREE's load checks,
+                       debug info), then every export and check_device_limits with an H100's limits
     elf                formats.elf.parse_elf for x86_64 plus the embedded-ELF loader's checks that run
                        before anything is mapped (drivers/local/elf_loader: relocations, query symbol,
                        image build in a bytearray; nothing is mapped or run)
@@ -124,6 +126,24 @@ def _run_amdgpu_executable(data: bytes) -> None:
     info.is_generic
     for kernel in info.kernels:
         info.kernel(kernel.name)
+
+
+# -- CUDA executables ----------------------------------------------------------------------------
+
+# An H100's CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_{X,Y,Z} and MAX_SHARED_MEMORY_PER_BLOCK_OPTIN.
+_CUDA_LIMITS = ((1024, 1024, 64), 232448)
+
+
+def _run_cda1(data: bytes) -> None:
+    from amdgpu_cli.formats.cuda_executable import check_device_limits, parse_cda1
+
+    executable = parse_cda1(data)
+    for export in executable.exports:
+        executable.modules[export.module_ordinal]  # the ordinal the driver loads from
+        if export.binding_count != len(export.binding_flags):
+            raise AssertionError(f"{export.name}: binding_count {export.binding_count} != "
+                                 f"{len(export.binding_flags)} flags")
+    check_device_limits(executable, *_CUDA_LIMITS)
 
 
 # -- embedded ELF (x86_64) ----------------------------------------------------------------------
@@ -341,6 +361,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("vmfb", _run_vmfb, "vmfb container, FlatBuffer reader, bytecode decoder and verifier"),
     Target("amdgpu-executable", _run_amdgpu_executable,
            "AMD1 container / raw HSACO: ELF, NT_AMDGPU_METADATA msgpack, kernel descriptors"),
+    Target("cda1", _run_cda1, "CUDA CDA1 executables (cuda-nvptx-fb): header, FlatBuffer, load checks"),
     Target("elf", _run_elf, "ELF64 x86_64 embedded executables and the loader's pre-map checks"),
     Target("ireeprof", _run_ireeprof, ".ireeprof reader (both walks), typed records, metadata model"),
     Target("input", _run_input, "--input grammar (shapes, element types, data, files, scalars)"),
