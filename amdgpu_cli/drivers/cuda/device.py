@@ -1,0 +1,249 @@
+"""The cuda logical device: one CUDA device, its primary context and one stream.
+
+Creation follows IREE's `cuda_device.c` (reference replay-benchmark-cuda.md §3.4):
+`cuDevicePrimaryCtxRetain`, `cuCtxSetCurrent`, one `cuStreamCreate(CU_STREAM_NON_BLOCKING)` used
+for everything; teardown destroys the stream and releases the primary context. The context is
+made current (`bind`, cuCtxSetCurrent: per thread, cheap) before every CUDA call, so any thread
+may use the device.
+
+Queues: `HostQueueDevice`'s model (hal/device.py), synchronous and in order. A queue operation
+waits its wait fence on the host, then, holding the stream lock, issues its work on the stream
+(command_buffer.py), calls `cuStreamSynchronize` and only then signals its signal fence (or
+fails it with the error). IREE's device is asynchronous (a worker and a completion thread,
+CUevents per signal); the results are the same, the overlap is not. alloca allocates at once
+and signals (as IREE does); dealloca of a queue_alloca buffer frees it once ordered. Host memory
+that async copies read (updates) is kept in `_pending` until the stream is synchronized.
+Profiling is refused as IREE refuses it: UNIMPLEMENTED `CUDA HAL-native profiling is not
+implemented` (§3.12).
+`query_i64`: `hal.device.id` against "cuda", `hal.executable.format` true only for
+`cuda-nvptx-fb`, `cuda.device` :: `compute_capability_major`/`_minor`.
+
+Lifetime: `close()` synchronizes the stream, unloads the executables, frees every allocation,
+destroys the stream and releases the primary context (idempotent); a finalizer that captures
+only libcuda, the device ordinal and the stream does the last two if `close()` never ran.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from amdgpu_cli.drivers.cuda import command_buffer as stream_ops
+from amdgpu_cli.drivers.cuda.allocator import CudaAllocator, device_pointer
+from amdgpu_cli.drivers.cuda.cuda_ffi import CU_STREAM_NON_BLOCKING, CudaError
+from amdgpu_cli.drivers.cuda.executable import CudaExecutableCache
+from amdgpu_cli.hal.device import HostQueueDevice
+from amdgpu_cli.hal.enums import HalError
+
+
+def _release(libcuda, cudevice: int, context, stream) -> None:
+    """Finalizer backstop: destroy the stream, release the primary context (errors ignored)."""
+    try:
+        libcuda.lib.cuCtxSetCurrent(context)
+        libcuda.lib.cuStreamDestroy_v2(stream)
+        libcuda.lib.cuDevicePrimaryCtxRelease_v2(cudevice)
+    except Exception:  # never raise from a finalizer
+        pass
+
+
+class CudaDevice(HostQueueDevice):
+    identifier = "cuda"
+
+    def __init__(self, libcuda, cudevice: int, *, name: str = "", uuid: str = ""):
+        self.libcuda = libcuda
+        self.cudevice = cudevice
+        self.name = name
+        self.uuid = uuid
+        self.context_released = True
+        self._stream_lock = threading.RLock()
+        self._pending: list = []
+        self._executables: list[weakref.ref] = []
+        lib = libcuda
+        self.context = lib.out("CUcontext", "cuDevicePrimaryCtxRetain", cudevice)
+        try:
+            lib.call("cuCtxSetCurrent", self.context)
+            self.stream = lib.out("CUstream", "cuStreamCreate", CU_STREAM_NON_BLOCKING)
+        except BaseException:
+            lib.lib.cuDevicePrimaryCtxRelease_v2(cudevice)
+            raise
+        self.context_released = False
+        self._finalizer = weakref.finalize(self, _release, libcuda, cudevice, self.context,
+                                           self.stream)
+        self._finalizer.atexit = False
+        try:
+            attribute = lambda name: lib.attribute(cudevice, name)  # noqa: E731
+            self.max_block_dims = (attribute("MAX_BLOCK_DIM_X"), attribute("MAX_BLOCK_DIM_Y"),
+                                   attribute("MAX_BLOCK_DIM_Z"))
+            self.max_block_shared_memory_size = attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+            self.compute_capability = (attribute("COMPUTE_CAPABILITY_MAJOR"),
+                                       attribute("COMPUTE_CAPABILITY_MINOR"))
+            managed = bool(attribute("MANAGED_MEMORY")
+                           and attribute("CONCURRENT_MANAGED_ACCESS"))
+            super().__init__("cuda", allocator=CudaAllocator(self, libcuda, managed=managed))
+            self._cache = CudaExecutableCache(self, "default")
+        except BaseException:
+            self._finalizer()
+            self.context_released = True
+            raise
+
+    def __repr__(self) -> str:
+        return f"<CudaDevice {self.cudevice} {self.uuid} {self.name!r}>"
+
+    # -- context and stream ---------------------------------------------------------------------
+    def bind(self) -> None:
+        """Make this device's context current on the calling thread."""
+        if self.context_released:
+            raise HalError("device is closed", status="FAILED_PRECONDITION")
+        self.libcuda.call("cuCtxSetCurrent", self.context)
+
+    def _synchronize(self) -> None:
+        try:
+            self.libcuda.call("cuStreamSynchronize", self.stream)
+        finally:
+            self._pending.clear()
+
+    def _on_stream(self, work, args):
+        """Run `work(*args)` (which issues on the stream) and wait for the stream to drain."""
+        with self._stream_lock:
+            self.bind()
+            try:
+                result = work(*args)
+            except BaseException:
+                try:
+                    self._synchronize()
+                except CudaError:
+                    pass  # the first error is the one to report
+                raise
+            self._synchronize()
+            return result
+
+    def memset_zero(self, pointer: int, size: int) -> None:
+        self._on_stream(stream_ops.issue_fill, (self, pointer, size, b"\0"))
+
+    def copy_to_host(self, pointer: int, out) -> None:
+        """Copy device memory at `pointer` into the writable buffer `out` (synchronously)."""
+        target = memoryview(out).cast("B")
+
+        def work():
+            host = self.libcuda.ffi.from_buffer(target)
+            self.libcuda.call("cuMemcpyDtoHAsync_v2", host, pointer, target.nbytes, self.stream)
+
+        self._on_stream(work, ())
+
+    def copy_from_host(self, pointer: int, data) -> None:
+        """Copy host bytes to device memory at `pointer` (synchronously)."""
+        self._on_stream(stream_ops.issue_update, (self, pointer, data, self._pending))
+
+    # -- resources ------------------------------------------------------------------------------
+    @property
+    def allocator(self) -> CudaAllocator:
+        self._check_open()
+        return self._allocator
+
+    def create_executable_cache(self, identifier: str = "default") -> CudaExecutableCache:
+        self._check_open()
+        return self._cache if identifier == "default" else CudaExecutableCache(self, identifier)
+
+    def _track(self, executable) -> None:
+        self._executables = [ref for ref in self._executables if ref() is not None]
+        self._executables.append(weakref.ref(executable))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise HalError("device is closed", status="FAILED_PRECONDITION")
+
+    def query_i64(self, category: str, key: str) -> tuple[bool, int]:
+        if category == "cuda.device":
+            if key == "compute_capability_major":
+                return True, self.compute_capability[0]
+            if key == "compute_capability_minor":
+                return True, self.compute_capability[1]
+            return False, 0
+        return super().query_i64(category, key)
+
+    # -- profiling ------------------------------------------------------------------------------
+    def profiling_check(self, options) -> None:
+        raise HalError("CUDA HAL-native profiling is not implemented", status="UNIMPLEMENTED")
+
+    # -- queue operations (HostQueueDevice's, issued on the stream) -------------------------------
+    def _submit(self, queue_affinity, wait, signal, work, *args):
+        if work is None:
+            return super()._submit(queue_affinity, wait, signal, None)
+        return super()._submit(queue_affinity, wait, signal, self._on_stream, work, args)
+
+    def queue_alloca(self, queue_affinity, wait, signal, memory_type, usage, byte_length, pool=0,
+                     flags=0):
+        buffer = super().queue_alloca(queue_affinity, wait, signal, memory_type, usage,
+                                      byte_length, pool, flags)
+        buffer.queue_allocated = True
+        return buffer
+
+    def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
+        root = buffer.root
+        if getattr(root, "queue_allocated", False):
+            return self._submit(queue_affinity, wait, signal, root.close)
+        return self._submit(queue_affinity, wait, signal, None)
+
+    def queue_update(self, queue_affinity, wait, signal, source, source_offset, target,
+                     target_offset, length, flags=0):
+        data = bytes(memoryview(source).cast("B")[source_offset:source_offset + length])
+        if source_offset < 0 or len(data) != length:
+            raise HalError("update source range is outside the host buffer", status="OUT_OF_RANGE")
+        target.validate_range(target_offset, length)
+        return self._submit(queue_affinity, wait, signal, self._update, target, target_offset,
+                            data)
+
+    def _update(self, target, offset, data) -> None:
+        stream_ops.issue_update(self, device_pointer(target, offset), data, self._pending)
+
+    def queue_read_file(self, queue_affinity, wait, signal, source, source_offset, target,
+                        target_offset, length, flags=0):
+        target.validate_range(target_offset, length)
+        return self._submit(queue_affinity, wait, signal, self._read_file_into, source,
+                            source_offset, target, target_offset, length)
+
+    def _read_file_into(self, source, source_offset, target, target_offset, length) -> None:
+        data = bytearray(length)
+        source.read_into(source_offset, memoryview(data))
+        stream_ops.issue_update(self, device_pointer(target, target_offset), data, self._pending)
+
+    def _execute(self, command_buffer, binding_table) -> None:
+        stream_ops.issue_command_buffer(self, command_buffer, binding_table, self._pending)
+
+    def _run_command(self, command, binding_table) -> None:
+        stream_ops.issue_command(self, command, binding_table, self._pending)
+
+    def _dispatch(self, command, binding_table) -> None:
+        stream_ops.issue_dispatch(self, command, binding_table)
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Drain the stream, unload executables, free memory, destroy the stream, release the
+        primary context. Idempotent; the first error is raised after every step ran."""
+        if self._closed:
+            return
+        super().close()
+        if self.context_released:
+            return
+        errors: list[BaseException] = []
+
+        def step(action, *args):
+            try:
+                action(*args)
+            except HalError as error:
+                errors.append(error)
+
+        with self._stream_lock:
+            step(self.bind)
+            step(self._synchronize)
+            for ref in self._executables:
+                executable = ref()
+                if executable is not None:
+                    step(executable.close)
+            step(self._allocator.close)
+            step(self.libcuda.call, "cuStreamDestroy_v2", self.stream)
+            step(self.libcuda.call, "cuDevicePrimaryCtxRelease_v2", self.cudevice)
+            self._finalizer.detach()
+            self.context_released = True
+        if errors:
+            raise errors[0]

@@ -1,0 +1,725 @@
+"""The cuda driver without a GPU: its pure parts (URIs, the --dump_devices text, kernel parameter
+packing, heaps, library search, status mapping), the missing-library one-line error through the
+CLI, and the whole driver against `mockcuda`, a libcuda stand-in built here from the C source
+below (host memory for every heap, copies and fills done on the host, kernel launches logged, not
+run). The mock checks what it can of each call (context current, PTX NUL-terminated and holding
+the kernel, parameters pointing into live allocations); kernels compute nothing, so results are
+not compared here: tests/drivers/test_cuda_gpu.py and scripts/cuda_gpu_check.py do that on a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from amdgpu_cli.drivers.cuda import cuda_ffi
+from amdgpu_cli.drivers.cuda.allocator import HEAP_DEVICE, HEAP_HOST, HEAP_MANAGED, heap_for
+from amdgpu_cli.drivers.cuda.command_buffer import fill_call, pack_kernel_params, param_offsets
+from amdgpu_cli.drivers.cuda.driver import (
+    DUMP_ATTRIBUTES,
+    format_device_dump,
+    format_uuid,
+    parse_uuid,
+    select_device,
+)
+from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryType
+
+REPO = Path(__file__).resolve().parents[2]
+UUIDS = [bytes(range(16)), bytes(range(16, 32)), bytes([0xAB] * 16)]
+
+
+# -- URIs ---------------------------------------------------------------------------------------
+
+def test_uuid_format_matches_nvidia_smi():
+    assert format_uuid(bytes(range(16))) == "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f"
+    assert format_uuid(bytes([0xAB] * 16)) == "GPU-abababab-abab-abab-abab-abababababab"
+    assert parse_uuid("00010203-0405-0607-0809-0a0b0c0d0e0f") == bytes(range(16))
+    assert parse_uuid("000102030405060708090A0B0C0D0E0F") == bytes(range(16))
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("", 0), ("0", 0), ("1", 1), ("2", 2), ("+1", 1),
+    ("GPU-10111213-1415-1617-1819-1a1b1c1d1e1f", 1),
+    ("GPU-abababab-abab-abab-abab-abababababab", 2),
+])
+def test_select_device(path, expected):
+    assert select_device(path, UUIDS) == expected
+
+
+def test_select_default_index_and_errors():
+    assert select_device("", UUIDS, default_index=2) == 2
+    cases = [
+        ("", [], 0, "UNAVAILABLE", "no compatible CUDA devices were found"),
+        ("", UUIDS, 3, "NOT_FOUND", "default device 3 not found (of 3 enumerated)"),
+        ("3", UUIDS, 0, "NOT_FOUND", "device 3 not found (of 3 enumerated)"),
+        ("-1", UUIDS, 0, "NOT_FOUND", "device -1 not found (of 3 enumerated)"),
+        ("GPU-ffffffff-abab-abab-abab-abababababab", UUIDS, 0, "NOT_FOUND",
+         "CUDA device with UUID GPU-ffffffff-abab-abab-abab-abababababab not found"),
+        ("GPU-xyz", UUIDS, 0, "INVALID_ARGUMENT", "invalid GPU UUID: 'xyz'"),
+        ("GPU-0001", UUIDS, 0, "INVALID_ARGUMENT", "invalid GPU UUID: '0001'"),
+        ("nvidia0", UUIDS, 0, "UNIMPLEMENTED", "unsupported device path"),
+    ]
+    for path, uuids, default, status, message in cases:
+        with pytest.raises(HalError) as info:
+            select_device(path, uuids, default)
+        assert (info.value.status, str(info.value)) == (status, message), path
+
+
+def test_device_uri_forms_split_to_paths():
+    from amdgpu_cli.hal.registry import DeviceUri
+
+    for uri, path in (("cuda", ""), ("cuda://", ""), ("cuda:1", "1"), ("cuda://1", "1"),
+                      ("cuda://GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
+                       "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f")):
+        parsed = DeviceUri.parse(uri)
+        assert (parsed.driver, parsed.path) == ("cuda", path)
+
+
+# -- --dump_devices -----------------------------------------------------------------------------
+
+H100 = {
+    "COMPUTE_CAPABILITY_MAJOR": 9, "COMPUTE_CAPABILITY_MINOR": 0,
+    "MAX_BLOCK_DIM_X": 1024, "MAX_BLOCK_DIM_Y": 1024, "MAX_BLOCK_DIM_Z": 64,
+    "MAX_GRID_DIM_X": 2147483647, "MAX_GRID_DIM_Y": 65535, "MAX_GRID_DIM_Z": 65535,
+    "MAX_THREADS_PER_BLOCK": 1024, "MAX_REGISTERS_PER_BLOCK": 65536,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 49152,
+    "MAX_THREADS_PER_MULTIPROCESSOR": 2048, "MAX_BLOCKS_PER_MULTIPROCESSOR": 32,
+    "MAX_REGISTERS_PER_MULTIPROCESSOR": 65536, "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 233472,
+    "INTEGRATED": 0, "UNIFIED_ADDRESSING": 1, "MANAGED_MEMORY": 1, "CAN_MAP_HOST_MEMORY": 1,
+    "PAGEABLE_MEMORY_ACCESS": 0, "CONCURRENT_MANAGED_ACCESS": 1, "MEMORY_POOLS_SUPPORTED": 1,
+    "L2_CACHE_SIZE": 52428800, "CAN_USE_64_BIT_STREAM_MEM_OPS": 1,
+    "TIMELINE_SEMAPHORE_INTEROP_SUPPORTED": 1, "MEM_SYNC_DOMAIN_COUNT": 4,
+    "MULTIPROCESSOR_COUNT": 132, "CLOCK_RATE": 1980000, "WARP_SIZE": 32,
+    "KERNEL_EXEC_TIMEOUT": 0,
+}
+
+H100_DUMP = """
+- gpu-compute-capability: 9.0
+- driver-max-cuda-version: 13.0
+
+- launch-max-block-dims: (1024, 1024, 64)
+- launch-max-grid-dims: (2147483647, 65535, 65535)
+
+- block-max-thread-count: 1024
+- block-max-32-bit-register-count: 65536
+- block-max-shared-memory: 49152 bytes
+
+- multiprocessor-max-thread-count: 2048
+- multiprocessor-max-block-count: 32
+- multiprocessor-max-32-bit-register-count: 65536
+- multiprocessor-max-shared-memory: 233472 bytes
+
+- memory-is-integrated-memory: 0
+- memory-has-unified-address-space: 1
+- memory-supports-managed-memory: 1
+- memory-can-map-host-memory-to-device: 1
+- memory-supports-pageable-memory-access-from-device: 0
+- memory-supports-concurrent-managed-access: 1
+- memory-supports-memory-pools: 1
+- memory-l2-cache-size: 52428800 bytes
+
+- sync-supports-64-bit-stream-mem-ops: 1
+- sync-supports-timeline-semaphore-interop: 1
+- sync-mem-domain-count: 4
+
+- gpu-multiprocessor-count: 132
+- gpu-clock-rate: 1980000 kHz
+- gpu-warp-size: 32
+- kernel-has-execution-timeout: 0
+"""
+
+
+def test_dump_text_as_iree_prints_it():
+    assert set(DUMP_ATTRIBUTES) == set(H100)
+    assert format_device_dump(H100, 13000) == H100_DUMP
+    assert "- driver-max-cuda-version: 12.4\n" in format_device_dump(H100, 12040)
+
+
+def test_dump_attribute_numbers_are_cuda_h_values():
+    # A few spot checks against cuda.h (CUDA 12.x CUdevice_attribute).
+    a = cuda_ffi.ATTRIBUTES
+    assert (a["MAX_BLOCK_DIM_X"], a["WARP_SIZE"], a["L2_CACHE_SIZE"]) == (2, 10, 38)
+    assert (a["COMPUTE_CAPABILITY_MAJOR"], a["COMPUTE_CAPABILITY_MINOR"]) == (75, 76)
+    assert (a["MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"], a["MEMORY_POOLS_SUPPORTED"]) == (97, 115)
+    assert (a["CAN_USE_64_BIT_STREAM_MEM_OPS"], a["MEM_SYNC_DOMAIN_COUNT"]) == (122, 126)
+
+
+# -- kernel parameters --------------------------------------------------------------------------
+
+def test_params_pointers_then_constants_in_8_byte_slots():
+    constants = struct.pack("<3I", 1, 0xFFFFFFFF, 0x80000000)
+    payload = pack_kernel_params([0x1122334455667788, 0x10], constants, 3)
+    assert payload == (struct.pack("<Q", 0x1122334455667788) + struct.pack("<Q", 0x10)
+                       + b"\x01\0\0\0" + b"\0" * 4 + b"\xff" * 4 + b"\0" * 4
+                       + b"\0\0\0\x80" + b"\0" * 4)
+    assert param_offsets(5) == [0, 8, 16, 24, 32]
+
+
+def test_params_counts_come_from_the_export():
+    # Extra constants beyond the export's count are not passed; too few is an error.
+    assert pack_kernel_params([], struct.pack("<2I", 7, 9), 1) == struct.pack("<Q", 7)
+    assert pack_kernel_params([], b"", 0) == b""
+    with pytest.raises(HalError, match="provides 1 constants but the kernel expects 2"):
+        pack_kernel_params([0], struct.pack("<I", 1), 2)
+
+
+def test_fill_functions_by_pattern_length():
+    assert fill_call(b"\x7f") == ("cuMemsetD8Async", 0x7F)
+    assert fill_call(b"\x01\x02") == ("cuMemsetD16Async", 0x0201)
+    assert fill_call(b"\x01\x02\x03\x04") == ("cuMemsetD32Async", 0x04030201)
+    with pytest.raises(HalError) as info:
+        fill_call(b"\0" * 8)
+    assert info.value.status == "INTERNAL"
+
+
+def test_heaps():
+    device_local, host_local = int(MemoryType.DEVICE_LOCAL), int(MemoryType.HOST_LOCAL)
+    visible = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)
+    assert heap_for(device_local, int(BufferUsage.DEFAULT)) == HEAP_DEVICE
+    assert heap_for(device_local, int(BufferUsage.MAPPING_SCOPED)) == HEAP_MANAGED
+    assert heap_for(visible, 0) == HEAP_MANAGED
+    assert heap_for(visible, 0, managed=False) == HEAP_HOST
+    assert heap_for(host_local | int(MemoryType.DEVICE_VISIBLE), 0) == HEAP_HOST
+
+
+# -- library loading and errors -----------------------------------------------------------------
+
+def test_versioned_symbols_and_required_table():
+    for name in ("cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+                 "cuStreamDestroy_v2", "cuDevicePrimaryCtxRelease_v2",
+                 "cuMemHostGetDevicePointer_v2", "cuEventDestroy_v2", "cuLaunchKernel"):
+        assert name in cuda_ffi.REQUIRED
+    assert "cuMemAlloc" not in cuda_ffi.REQUIRED and "cuStreamDestroy" not in cuda_ffi.REQUIRED
+
+
+def test_candidates_order():
+    env = {cuda_ffi.PATH_ENV: "/opt/cuda/lib"}
+    assert cuda_ffi.candidates(["/x/libcuda.so.535", "/dir"], env) == [
+        "/x/libcuda.so.535", "/dir/libcuda.so.1", "/dir/libcuda.so",
+        "/opt/cuda/lib/libcuda.so.1", "/opt/cuda/lib/libcuda.so", "libcuda.so.1", "libcuda.so"]
+    assert cuda_ffi.candidates([], {cuda_ffi.SKIP_SYSTEM_ENV: "1"}) == []
+
+
+def test_missing_library_is_one_unavailable_line(tmp_path):
+    env = {cuda_ffi.SKIP_SYSTEM_ENV: "1", cuda_ffi.PATH_ENV: str(tmp_path)}
+    with pytest.raises(cuda_ffi.LibcudaNotFound) as info:
+        cuda_ffi.load([], env)
+    error = info.value
+    assert error.status == "UNAVAILABLE"
+    text = error.one_line()
+    assert text.startswith("UNAVAILABLE; CUDA driver library 'libcuda.so'/'nvcuda.dll' not "
+                           "available; please ensure installed and in dynamic library search "
+                           "path: tried ")
+    assert f"{tmp_path}/libcuda.so.1" in text and "skipped" in text and "\n" not in text
+
+
+def test_status_mapping():
+    s = cuda_ffi.cuda_status
+    assert s("CUDA_ERROR_OUT_OF_MEMORY") == "RESOURCE_EXHAUSTED"
+    assert s("CUDA_ERROR_INVALID_PTX") == "FAILED_PRECONDITION"
+    assert s("CUDA_ERROR_ILLEGAL_ADDRESS") == "ABORTED"
+    assert s("CUDA_ERROR_INVALID_CONTEXT") == "INTERNAL"
+    assert s("CUDA_ERROR_UNKNOWN") == "UNKNOWN"
+    error = cuda_ffi.CudaError("cuInit", 100, "CUDA_ERROR_NO_DEVICE",
+                               "no CUDA-capable device is detected")
+    assert error.one_line() == ("FAILED_PRECONDITION; CUDA error 'CUDA_ERROR_NO_DEVICE' (100): "
+                                "no CUDA-capable device is detected; cuInit")
+
+
+def _cli(*args, env=None) -> subprocess.CompletedProcess:
+    entry = "import sys; from amdgpu_cli.cli.main import run_main; run_main(sys.argv[1:])"
+    return subprocess.run([sys.executable, "-c", entry, *map(str, args)], capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def _no_libcuda_env() -> dict:
+    env = dict(os.environ)
+    env[cuda_ffi.SKIP_SYSTEM_ENV] = "1"
+    env.pop(cuda_ffi.PATH_ENV, None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def mlp_cuda(tmp_path_factory) -> Path:
+    """examples/models/mlp.mlir compiled for cuda sm_80 (the precompiled one when
+    CUDA_TEST_MODULES names a directory holding it)."""
+    from examples.compile import CompileError, compile_model
+
+    given = os.environ.get("CUDA_TEST_MODULES")
+    if given and (Path(given) / "mlp.vmfb").is_file():
+        return Path(given) / "mlp.vmfb"
+    out = tmp_path_factory.mktemp("cuda") / "mlp.vmfb"
+    try:
+        return compile_model(REPO / "examples/models/mlp.mlir", out, "cuda-sm_80")
+    except CompileError as error:
+        pytest.skip(f"cannot compile for cuda here: {error}")
+
+
+def test_run_without_libcuda_is_one_line_exit_1(mlp_cuda):
+    result = _cli("--device=cuda", f"--module={mlp_cuda}", "--function=predict",
+                  "--input=1x64xf32=1", env=_no_libcuda_env())
+    assert result.returncode == 1, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "UNAVAILABLE" in lines[0] and "libcuda" in lines[0]
+
+
+def test_list_drivers_names_cuda_and_list_devices_skips_it():
+    env = _no_libcuda_env()
+    drivers = _cli("--list_drivers", env=env)
+    assert drivers.returncode == 0
+    assert "            cuda: NVIDIA CUDA HAL driver (via dylib)\n" in drivers.stdout
+    every = _cli("--list_devices", env=env)
+    assert every.returncode == 0 and "cuda://" not in every.stdout
+    named = _cli("--list_devices=cuda", env=env)
+    assert named.returncode == 1 and named.stdout == ""
+    assert "UNAVAILABLE" in named.stderr
+
+
+def test_profiling_is_refused_as_iree_refuses_it():
+    from amdgpu_cli.drivers.cuda.device import CudaDevice
+
+    with pytest.raises(HalError) as info:
+        CudaDevice.profiling_check(object.__new__(CudaDevice), None)
+    assert (info.value.status, str(info.value)) == (
+        "UNIMPLEMENTED", "CUDA HAL-native profiling is not implemented")
+
+
+# -- the whole driver against mockcuda ------------------------------------------------------------
+
+MOCKCUDA_C = r"""/* mockcuda: a libcuda stand-in for tests without a GPU. Host memory for every heap; copies and
+   fills run on the host at once; kernel launches are logged (MOCKCUDA_LOG), not run. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct { char bytes[16]; } CUuuid;
+typedef struct { int device; int refs; } ctx_t;
+typedef struct { char* image; } module_t;
+typedef struct { char name[256]; int nparams; char kinds[64]; } func_t;
+typedef struct { int dummy; } stream_t;
+
+#define OK 0
+#define E_INVALID_VALUE 1
+#define E_NOT_INITIALIZED 3
+#define E_INVALID_DEVICE 101
+#define E_INVALID_CONTEXT 201
+#define E_INVALID_PTX 218
+#define E_INVALID_HANDLE 400
+#define E_NOT_FOUND 500
+
+static int g_init = 0;
+static ctx_t g_ctx[8];
+static __thread ctx_t* t_current = NULL;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct alloc { uintptr_t ptr; size_t size; int kind; struct alloc* next; } alloc_t;
+static alloc_t* g_allocs = NULL;
+static long g_live = 0;
+
+static int device_count(void) {
+  const char* s = getenv("MOCKCUDA_DEVICES");
+  return s ? atoi(s) : 1;
+}
+
+static void logf_(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void logf_(const char* fmt, ...) {
+  const char* path = getenv("MOCKCUDA_LOG");
+  if (!path) return;
+  FILE* f = fopen(path, "a");
+  if (!f) return;
+  va_list ap; va_start(ap, fmt); vfprintf(f, fmt, ap); va_end(ap);
+  fclose(f);
+}
+
+CUresult cuGetErrorName(CUresult e, const char** s) {
+  switch (e) {
+    case OK: *s = "CUDA_SUCCESS"; return OK;
+    case E_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return OK;
+    case E_NOT_INITIALIZED: *s = "CUDA_ERROR_NOT_INITIALIZED"; return OK;
+    case E_INVALID_DEVICE: *s = "CUDA_ERROR_INVALID_DEVICE"; return OK;
+    case E_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; return OK;
+    case E_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return OK;
+    case E_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; return OK;
+    case E_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
+  }
+  *s = NULL; return E_INVALID_VALUE;
+}
+CUresult cuGetErrorString(CUresult e, const char** s) {
+  const char* name;
+  if (cuGetErrorName(e, &name)) { *s = NULL; return E_INVALID_VALUE; }
+  *s = e == E_INVALID_PTX ? "a PTX JIT compilation failed" : "mock error";
+  return OK;
+}
+CUresult cuInit(unsigned int flags) { g_init = 1; return flags ? E_INVALID_VALUE : OK; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return OK; }
+#define NEED_INIT if (!g_init) return E_NOT_INITIALIZED
+#define NEED_CTX if (!t_current || !t_current->refs) return E_INVALID_CONTEXT
+CUresult cuDeviceGetCount(int* n) { NEED_INIT; *n = device_count(); return OK; }
+CUresult cuDeviceGet(CUdevice* d, int i) {
+  NEED_INIT; if (i < 0 || i >= device_count()) return E_INVALID_DEVICE; *d = i; return OK;
+}
+CUresult cuDeviceGetName(char* name, int len, CUdevice d) {
+  NEED_INIT; if (d < 0 || d >= device_count()) return E_INVALID_DEVICE;
+  snprintf(name, len, "Mock GPU %d", d); return OK;
+}
+CUresult cuDeviceGetUuid(CUuuid* u, CUdevice d) {
+  NEED_INIT; if (d < 0 || d >= device_count()) return E_INVALID_DEVICE;
+  for (int i = 0; i < 16; ++i) u->bytes[i] = (char)(d * 16 + i);
+  return OK;
+}
+CUresult cuDeviceGetAttribute(int* v, int attr, CUdevice d) {
+  NEED_INIT; if (d < 0 || d >= device_count()) return E_INVALID_DEVICE;
+  switch (attr) {
+    case 1: *v = 1024; break; case 2: *v = 1024; break; case 3: *v = 1024; break;
+    case 4: *v = 64; break; case 5: *v = 2147483647; break; case 6: case 7: *v = 65535; break;
+    case 8: *v = 49152; break; case 10: *v = 32; break; case 12: *v = 65536; break;
+    case 13: *v = 1980000; break; case 16: *v = 132; break; case 38: *v = 52428800; break;
+    case 39: *v = 2048; break; case 41: *v = 1; break; case 75: *v = 9; break;
+    case 76: *v = 0; break; case 81: *v = 233472; break; case 82: *v = 65536; break;
+    case 83: *v = 1; break; case 89: *v = 1; break; case 97: *v = 232448; break;
+    case 106: *v = 32; break; case 115: *v = 1; break; case 122: *v = 1; break;
+    case 126: *v = 4; break; case 19: *v = 1; break;
+    default: *v = 0;
+  }
+  return OK;
+}
+CUresult cuDeviceTotalMem_v2(size_t* b, CUdevice d) { NEED_INIT; *b = 1ull << 34; return OK; }
+CUresult cuDevicePrimaryCtxRetain(ctx_t** c, CUdevice d) {
+  NEED_INIT; if (d < 0 || d >= device_count()) return E_INVALID_DEVICE;
+  g_ctx[d].device = d; g_ctx[d].refs++; *c = &g_ctx[d]; return OK;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+  if (d < 0 || d >= device_count() || !g_ctx[d].refs) return E_INVALID_DEVICE;
+  if (--g_ctx[d].refs == 0) logf_("context-destroyed %d live=%ld\n", d, g_live);
+  return OK;
+}
+CUresult cuCtxSetCurrent(ctx_t* c) { t_current = c; return OK; }
+CUresult cuCtxPushCurrent_v2(ctx_t* c) { t_current = c; return OK; }
+CUresult cuCtxPopCurrent_v2(ctx_t** c) { if (c) *c = t_current; t_current = NULL; return OK; }
+
+CUresult cuModuleLoadDataEx(module_t** m, const void* image, unsigned int n, int* options,
+                            void** values) {
+  NEED_CTX;
+  if (n != 2 || options[0] != 5 || options[1] != 6) return E_INVALID_VALUE;
+  const char* text = (const char*)image;
+  if (!strstr(text, ".entry")) return E_INVALID_PTX;
+  if (strstr(text, "MOCK_JIT_FAIL")) {
+    snprintf((char*)values[0], (size_t)(uintptr_t)values[1], "ptxas fatal : mock failure");
+    return E_INVALID_PTX;
+  }
+  module_t* mod = calloc(1, sizeof(*mod));
+  mod->image = strdup(text);
+  *m = mod;
+  logf_("load-module %zu\n", strlen(text));
+  return OK;
+}
+CUresult cuModuleGetFunction(func_t** f, module_t* m, const char* name) {
+  NEED_CTX;
+  char pattern[300];
+  snprintf(pattern, sizeof(pattern), ".entry %s(", name);
+  const char* at = strstr(m->image, pattern);
+  if (!at) return E_NOT_FOUND;
+  func_t* fn = calloc(1, sizeof(*fn));
+  snprintf(fn->name, sizeof(fn->name), "%s", name);
+  const char* p = at + strlen(pattern);
+  const char* end = strchr(p, ')');
+  while ((p = strstr(p, ".param")) && p < end) {
+    p += 6;
+    while (*p == ' ') ++p;
+    fn->kinds[fn->nparams++] = strncmp(p, ".u64", 4) == 0 ? 'p' : 'c';
+  }
+  *f = fn;
+  return OK;
+}
+CUresult cuModuleUnload(module_t* m) { NEED_CTX; free(m->image); free(m); return OK; }
+CUresult cuFuncSetAttribute(func_t* f, int attr, int value) {
+  NEED_CTX; if (attr != 8 || value < 0) return E_INVALID_VALUE; return OK;
+}
+
+static CUresult track(void* p, size_t size, int kind, CUdeviceptr* out) {
+  if (!p) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  memset(p, 0xCD, size);  /* not zeroed: the driver must zero */
+  alloc_t* a = malloc(sizeof(*a));
+  a->ptr = (uintptr_t)p; a->size = size; a->kind = kind;
+  pthread_mutex_lock(&g_lock); a->next = g_allocs; g_allocs = a; g_live++;
+  pthread_mutex_unlock(&g_lock);
+  *out = (CUdeviceptr)(uintptr_t)p;
+  return OK;
+}
+static CUresult untrack(uintptr_t p, int kind) {
+  pthread_mutex_lock(&g_lock);
+  for (alloc_t** a = &g_allocs; *a; a = &(*a)->next) {
+    if ((*a)->ptr == p && (*a)->kind == kind) {
+      alloc_t* dead = *a; *a = dead->next; g_live--;
+      pthread_mutex_unlock(&g_lock);
+      free((void*)dead->ptr); free(dead); return OK;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  return E_INVALID_VALUE;
+}
+static int in_allocation(uintptr_t p, size_t n) {
+  pthread_mutex_lock(&g_lock);
+  for (alloc_t* a = g_allocs; a; a = a->next)
+    if (p >= a->ptr && p + n <= a->ptr + a->size) { pthread_mutex_unlock(&g_lock); return 1; }
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr* d, size_t n) {
+  NEED_CTX; if (!n) return E_INVALID_VALUE; return track(aligned_alloc(256, (n + 255) & ~255ull), n, 0, d);
+}
+CUresult cuMemAllocManaged(CUdeviceptr* d, size_t n, unsigned int flags) {
+  NEED_CTX; if (!n || flags != 1) return E_INVALID_VALUE;
+  return track(aligned_alloc(256, (n + 255) & ~255ull), n, 0, d);
+}
+CUresult cuMemHostAlloc(void** p, size_t n, unsigned int flags) {
+  NEED_CTX; if (!n) return E_INVALID_VALUE;
+  CUdeviceptr d; CUresult r = track(aligned_alloc(256, (n + 255) & ~255ull), n, 1, &d);
+  *p = (void*)(uintptr_t)d; return r;
+}
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* d, void* p, unsigned int flags) {
+  NEED_CTX; if (flags || !in_allocation((uintptr_t)p, 1)) return E_INVALID_VALUE;
+  *d = (CUdeviceptr)(uintptr_t)p; return OK;
+}
+CUresult cuMemFree_v2(CUdeviceptr d) { NEED_CTX; return untrack((uintptr_t)d, 0); }
+CUresult cuMemFreeHost(void* p) { NEED_CTX; return untrack((uintptr_t)p, 1); }
+
+#define NEED_STREAM if (!s) return E_INVALID_HANDLE
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* h, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n)) return E_INVALID_VALUE;
+  memcpy((void*)(uintptr_t)d, h, n); return OK;
+}
+CUresult cuMemcpyDtoHAsync_v2(void* h, CUdeviceptr d, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n)) return E_INVALID_VALUE;
+  memcpy(h, (void*)(uintptr_t)d, n); return OK;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n) || !in_allocation(src, n)) return E_INVALID_VALUE;
+  memmove((void*)(uintptr_t)d, (void*)(uintptr_t)src, n); return OK;
+}
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr src, size_t n, stream_t* s) {
+  return cuMemcpyDtoDAsync_v2(d, src, n, s);
+}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n)) return E_INVALID_VALUE;
+  memset((void*)(uintptr_t)d, v, n); return OK;
+}
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (d % 2 || !in_allocation(d, 2 * n)) return E_INVALID_VALUE;
+  for (size_t i = 0; i < n; ++i) ((unsigned short*)(uintptr_t)d)[i] = v;
+  return OK;
+}
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (d % 4 || !in_allocation(d, 4 * n)) return E_INVALID_VALUE;
+  for (size_t i = 0; i < n; ++i) ((unsigned int*)(uintptr_t)d)[i] = v;
+  return OK;
+}
+CUresult cuLaunchKernel(func_t* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned smem, stream_t* s, void** params,
+                        void** extra) {
+  NEED_CTX; NEED_STREAM;
+  if (!gx || !gy || !gz || !bx || !by || !bz || extra) return E_INVALID_VALUE;
+  if (f->nparams && !params) return E_INVALID_VALUE;
+  char line[4096];
+  int at = snprintf(line, sizeof(line), "launch %s grid %u %u %u block %u %u %u smem %u params",
+                    f->name, gx, gy, gz, bx, by, bz, smem);
+  for (int i = 0; i < f->nparams && at < 4000; ++i) {
+    if (f->kinds[i] == 'p') {
+      uint64_t v = *(uint64_t*)params[i];
+      at += snprintf(line + at, sizeof(line) - at, " p:%s", in_allocation(v, 1) ? "ok" : "BAD");
+    } else {
+      at += snprintf(line + at, sizeof(line) - at, " c:%u", *(uint32_t*)params[i]);
+    }
+  }
+  logf_("%s\n", line);
+  return OK;
+}
+CUresult cuStreamCreate(stream_t** s, unsigned int flags) {
+  NEED_CTX; if (flags != 1) return E_INVALID_VALUE; *s = calloc(1, sizeof(stream_t)); return OK;
+}
+CUresult cuStreamSynchronize(stream_t* s) { NEED_CTX; NEED_STREAM; return OK; }
+CUresult cuStreamDestroy_v2(stream_t* s) { NEED_CTX; NEED_STREAM; free(s); return OK; }
+CUresult cuEventCreate(void** e, unsigned int flags) { NEED_CTX; *e = calloc(1, 8); return OK; }
+CUresult cuEventRecord(void* e, stream_t* s) { NEED_CTX; return OK; }
+CUresult cuEventSynchronize(void* e) { return OK; }
+CUresult cuEventElapsedTime(float* ms, void* a, void* b) { *ms = 0; return OK; }
+CUresult cuEventDestroy_v2(void* e) { free(e); return OK; }
+"""
+
+
+@pytest.fixture(scope="module")
+def mockcuda(tmp_path_factory) -> Path:
+    """A freshly built mock libcuda (skips when there is no C compiler)."""
+    import shutil
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build mockcuda")
+    folder = tmp_path_factory.mktemp("mockcuda")
+    (folder / "mockcuda.c").write_text(MOCKCUDA_C)
+    library = folder / "libcuda.so.1"
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library),
+                    str(folder / "mockcuda.c"), "-lpthread"], check=True)
+    return library
+
+
+@pytest.fixture
+def mock_env(mockcuda, tmp_path):
+    env = _no_libcuda_env()
+    env.update({cuda_ffi.PATH_ENV: str(mockcuda), "MOCKCUDA_LOG": str(tmp_path / "mock.log"),
+                "MOCKCUDA_DEVICES": "2"})
+    return env
+
+
+def _mock_log(env) -> list[str]:
+    path = Path(env["MOCKCUDA_LOG"])
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_mock_list_and_dump_devices(mock_env):
+    listed = _cli("--list_devices=cuda", env=mock_env)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout == ("cuda://GPU-00010203-0405-0607-0809-0a0b0c0d0e0f\n"
+                             "cuda://GPU-10111213-1415-1617-1819-1a1b1c1d1e1f\n")
+    dumped = _cli("--dump_devices=cuda", env=mock_env)
+    assert dumped.returncode == 0, dumped.stderr
+    assert "# --device=cuda://GPU-10111213-1415-1617-1819-1a1b1c1d1e1f\n#   Mock GPU 1\n" \
+        in dumped.stdout
+    assert dumped.stdout.count("- gpu-compute-capability: 9.0\n") == 2
+
+
+def test_mock_runs_a_cuda_module_end_to_end(mock_env, mlp_cuda):
+    for device in ("cuda", "cuda://1", "cuda://GPU-10111213-1415-1617-1819-1a1b1c1d1e1f"):
+        Path(mock_env["MOCKCUDA_LOG"]).unlink(missing_ok=True)
+        result = _cli(f"--device={device}", f"--module={mlp_cuda}", "--function=predict",
+                      "--input=1x16xf32=1", env=mock_env)
+        assert result.returncode == 0, result.stderr
+        # Kernels do not run on the mock: the zeroed result buffer comes back.
+        assert result.stdout == "EXEC @predict\nresult[0]: hal.buffer_view\n1x8xf32=[0 0 0 0 0 0 0 0]\n"
+        log = _mock_log(mock_env)
+        launches = [line for line in log if line.startswith("launch ")]
+        assert [line.split()[1] for line in launches] == [
+            "predict_dispatch_0_matmul_1x32x16_f32", "predict_dispatch_1_matmul_1x8x32_f32"]
+        assert all(" block 32 1 1 " in line and "BAD" not in line and " p:ok" in line
+                   for line in launches), launches
+        assert log[-1].endswith("live=0"), log  # every allocation freed before the context
+
+
+def test_mock_wrong_uri_is_one_line(mock_env, mlp_cuda):
+    result = _cli("--device=cuda://5", f"--module={mlp_cuda}", "--function=predict",
+                  "--input=1x16xf32=1", env=mock_env)
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "NOT_FOUND" in result.stderr and "device 5 not found (of 2 enumerated)" in result.stderr
+
+
+@pytest.fixture
+def mock_device(mockcuda, monkeypatch, tmp_path):
+    from amdgpu_cli.drivers.cuda.driver import Driver
+
+    monkeypatch.setenv("MOCKCUDA_DEVICES", "1")
+    driver = Driver(libcuda_search_paths=[str(mockcuda)],
+                    environ={cuda_ffi.SKIP_SYSTEM_ENV: "1"})
+    device = driver.create_device_by_path("0")
+    yield device
+    device.close()
+    driver.close()
+
+
+def _sync(device):
+    from amdgpu_cli.hal.fence import Fence
+
+    return Fence.create(device.create_semaphore(0), 1)
+
+
+def test_mock_transfers_every_heap(mock_device):
+    """Update, fill (1/2/4-byte patterns), copy and readback, byte for byte, on each heap."""
+    from amdgpu_cli.tooling.run import _download
+
+    device = mock_device
+    kinds = [(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT),
+             (MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE,
+              BufferUsage.DEFAULT | BufferUsage.MAPPING),
+             (MemoryType.HOST_LOCAL | MemoryType.DEVICE_VISIBLE,
+              BufferUsage.TRANSFER | BufferUsage.MAPPING_SCOPED)]
+    for memory_type, usage in kinds:
+        a = device.allocator.allocate(memory_type, usage, 256)
+        b = device.allocator.allocate(memory_type, usage, 256)
+        assert _download(device, a, 0, 256) == bytes(256)  # zeroed (the mock fills 0xCD)
+        data = bytes(range(256))
+        fence = _sync(device)
+        device.queue_update(-1, None, fence, data, 0, a, 0, 256)
+        fence.wait()
+        fence = _sync(device)
+        device.queue_fill(-1, None, fence, a, 16, 8, 0xAB, 1)
+        fence.wait()
+        fence = _sync(device)
+        device.queue_fill(-1, None, fence, a, 32, 8, 0x1234, 2)
+        fence.wait()
+        fence = _sync(device)
+        device.queue_fill(-1, None, fence, a, 64, 8, 0x01020304, 4)
+        fence.wait()
+        fence = _sync(device)
+        device.queue_copy(-1, None, fence, a, 8, b, 100, 120)
+        fence.wait()
+        expected_a = bytearray(data)
+        expected_a[16:24] = b"\xab" * 8
+        expected_a[32:40] = b"\x34\x12" * 4
+        expected_a[64:72] = b"\x04\x03\x02\x01" * 2
+        expected_b = bytearray(256)
+        expected_b[100:220] = expected_a[8:128]
+        assert _download(device, a, 0, 256) == bytes(expected_a)
+        assert _download(device, b, 0, 256) == bytes(expected_b)
+        assert _download(device, b.subspan(100, 16), 0, 16) == bytes(expected_a[8:24])
+        assert a.memory_type & MemoryType.DEVICE_VISIBLE
+    # Earlier iterations' buffers (and the readback staging) were freed when collected.
+    assert device.allocator.live_blocks == 2
+    with pytest.raises(HalError) as info:
+        device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, 64).map_range()
+    assert info.value.status == "PERMISSION_DENIED"
+
+
+def test_mock_dealloca_frees_and_close_frees_everything(mock_device):
+    device = mock_device
+    fence = _sync(device)
+    buffer = device.queue_alloca(-1, None, fence, MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT,
+                                 100)
+    fence.wait()
+    before = device.allocator.live_blocks
+    fence = _sync(device)
+    device.queue_dealloca(-1, None, fence, buffer)
+    fence.wait()
+    assert device.allocator.live_blocks == before - 1 and buffer.closed
+    device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, 10)
+    device.close()
+    assert device._allocator.live_blocks == 0
+
+
+def test_mock_jit_failure_carries_the_log(mock_device):
+    cache = mock_device.create_executable_cache()
+    with pytest.raises(HalError) as info:
+        cache._load_module(b".version 7.6\n.entry MOCK_JIT_FAIL()\n{}\n")
+    text = str(info.value)
+    assert info.value.status == "FAILED_PRECONDITION"
+    assert text.startswith("CUDA error 'CUDA_ERROR_INVALID_PTX' (218): a PTX JIT compilation "
+                           "failed; cuModuleLoadDataEx; mismatched target chip?")
+    assert text.endswith("JIT error log: ptxas fatal : mock failure")
+
+
+def test_mock_query_and_formats(mock_device):
+    assert mock_device.query_i64("hal.device.id", "cuda*") == (True, 1)
+    assert mock_device.query_i64("hal.executable.format", "cuda-nvptx-fb") == (True, 1)
+    assert mock_device.query_i64("hal.executable.format", "embedded-elf-x86_64") == (True, 0)
+    assert mock_device.query_i64("cuda.device", "compute_capability_major") == (True, 9)
+    assert mock_device.query_i64("cuda.device", "nope") == (False, 0)
