@@ -663,9 +663,10 @@ class RecordingAllocator(_Wrapper):
                                  rec.buffer_object))
 
     def import_host(self, data, memory_type, usage, *, writable=None):
-        """Host imports fail OUT_OF_RANGE under capture, as IREE 3.13.0's recorder fails them
-        (the record is kept, with the bytes): a module's constants then take their file path
-        (import_file + queue_read), which replays the same everywhere."""
+        """Host imports fail under capture, as under IREE 3.13.0's recorder, with the status its
+        driver's allocator gives (OUT_OF_RANGE on the local drivers; an allocator says otherwise
+        with `captured_import_status`); the record is kept, with the bytes. A module's constants
+        then take their file path (import_file + queue_read), which replays the same everywhere."""
         rec = self.replay
         rid = rec.reserve()
         raw = bytes(memoryview(data).cast("B"))
@@ -674,7 +675,8 @@ class RecordingAllocator(_Wrapper):
             "allocation": self._allocation(memory_type, usage, len(raw), access),
             "external_type": 1, "data_length": len(raw)}, raw)
         error = HalError("host buffer imports are not captured; import the data as a file",
-                         status="OUT_OF_RANGE")
+                         status=getattr(self._replay_target, "captured_import_status",
+                                        "OUT_OF_RANGE"))
         rec.operation(Op.ALLOCATOR_IMPORT_BUFFER, device_id=self.device_id,
                       object_id=self.replay_id, related=rid, object_type=ObjectType.ALLOCATOR,
                       status=_status(error), payload_type=PayloadType.ALLOCATOR_IMPORT_BUFFER,

@@ -72,6 +72,14 @@ def _cases():
             "reductions:", "broadcast:", "i8_ops:"]
 
 
+# Where IREE's cuda driver fails and we deliberately do not (seen on an H100 with 3.13.0).
+KNOWN_IREE_FAILURES = {
+    "dynamic_shapes:scale_rows:2": "a 0-row input: IREE launches an empty grid and fails with "
+                                   "CUDA_ERROR_INVALID_VALUE; we launch nothing and print the "
+                                   "empty result, as iree-run-module does on the CPU drivers",
+}
+
+
 @pytest.mark.parametrize("case", _cases())
 def test_cuda_matches_iree(cuda_modules, case):
     check = _check_module()
@@ -80,6 +88,10 @@ def test_cuda_matches_iree(cuda_modules, case):
     rows = check.compare(cuda_modules, only=case)
     assert rows, f"no case matches {case}"
     for row in rows:
+        if row["id"] in KNOWN_IREE_FAILURES:
+            assert row["ours"]["returncode"] == 0, row["ours"]["stderr"]
+            assert "CUDA_ERROR_INVALID_VALUE" in row["iree"]["stderr"]
+            continue
         assert row["ours"]["returncode"] == row["iree"]["returncode"], (
             row["id"], row["ours"]["stderr"], row["iree"]["stderr"])
         assert row["ours"]["stdout"] == row["iree"]["stdout"], (row["id"], row["difference"])
@@ -98,3 +110,72 @@ def test_cuda_list_devices_matches_iree(cuda_modules):
         ours = subprocess.run([sys.executable, "-c", entry, flag], capture_output=True,
                               text=True, timeout=120)
         assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), flag
+
+
+def _iree_tool(name: str) -> str:
+    """An IREE tool beside IREE_RUN_MODULE (the unpacked wheel), else on PATH."""
+    base = os.environ.get("IREE_RUN_MODULE")
+    if base and (Path(base).parent / name).is_file():
+        return str(Path(base).parent / name)
+    found = shutil.which(name)
+    if not found:
+        pytest.skip(f"{name} not found")
+    return found
+
+
+CUDA_CAPTURES = sorted((REPO / "tests/replay/data").glob("*_cuda.ireereplay"))
+
+
+@pytest.mark.parametrize("path", CUDA_CAPTURES, ids=lambda p: p.stem)
+def test_iree_cuda_captures_replay_on_our_driver(cuda_modules, path):
+    """Replays IREE made on an H100 run on our cuda driver, as they run in iree-run-replay."""
+    import subprocess
+
+    from amdgpu_cli.hal.registry import default_registry
+    from amdgpu_cli.replay import executor
+
+    assert subprocess.run([_iree_tool("iree-run-replay"), "--device=cuda", str(path)],
+                          capture_output=True, timeout=120).returncode == 0
+    devices = default_registry().create_devices(["cuda"])
+    try:
+        executor.execute(executor.plan(path), devices)
+    finally:
+        for device in devices:
+            device.close()
+
+
+def test_capture_on_cuda_matches_iree(cuda_modules, tmp_path):
+    """Our capture of a call on cuda: iree-dump-replay shows IREE's own capture's record
+    sequence (kind, operation, payload type, status), iree-run-replay runs it, and its results
+    sidecar verifies."""
+    import subprocess
+    import sys
+
+    args = [f"--module={cuda_modules / 'mlp.vmfb'}", "--function=predict",
+            "--input=1x16xf32=1", "--device=cuda"]
+    ours, theirs = tmp_path / "ours.ireereplay", tmp_path / "iree.ireereplay"
+    entry = "import sys; from amdgpu_cli.cli.{0} import {1}; {1}(sys.argv[1:])"
+    run = [sys.executable, "-c", entry.format("main", "run_main")]
+    replay = [sys.executable, "-c", entry.format("replay_entry", "main")]
+    done = subprocess.run([*run, *args, f"--device_replay_output={ours}",
+                           "--device_replay_results"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([_iree_tool("iree-run-module"), *args,
+                           f"--device_replay_output={theirs}"], capture_output=True, timeout=120)
+    assert done.returncode == 0
+
+    def signature(path):
+        dump = subprocess.run([_iree_tool("iree-dump-replay"), "--format=jsonl", str(path)],
+                              capture_output=True, text=True, timeout=120)
+        assert dump.returncode == 0, dump.stderr
+        rows = [json.loads(line) for line in dump.stdout.splitlines()[2:]]
+        return [(r["kind"], r["operation"], r["payload_type"], r["status"]) for r in rows]
+
+    assert signature(ours) == signature(theirs)
+    assert subprocess.run([_iree_tool("iree-run-replay"), "--device=cuda", str(ours)],
+                          capture_output=True, timeout=120).returncode == 0
+    done = subprocess.run([*replay, "run", "--device=cuda", "--verify", str(ours)],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (
+        0, "[SUCCESS] all function outputs matched their expected values.\n"), done.stderr

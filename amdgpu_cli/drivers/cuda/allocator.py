@@ -139,6 +139,10 @@ def device_pointer(buffer: Buffer, offset: int = 0) -> int:
 class CudaAllocator(Allocator):
     """CUDA memory for one device (its context is made current around every call)."""
 
+    # The status a host import fails with under replay capture (replay/recorder.py), as IREE
+    # 3.13.0's cuda allocator gives it (seen on an H100: allocator.import_buffer INVALID_ARGUMENT).
+    captured_import_status = "INVALID_ARGUMENT"
+
     def __init__(self, device, libcuda, *, managed: bool = True):
         super().__init__(device, "cuda")
         self.libcuda = libcuda
