@@ -80,9 +80,12 @@ def candidates(search_paths: Iterable[str] = (), environ: Mapping[str, str] | No
     return result
 
 
-def _dlopen_one(candidate: str):
-    """(handle, None) on success, (None, dlerror text) on failure."""
-    handle = _dlopen(os.fsencode(candidate), _dl_ffi.RTLD_LAZY | _dl_ffi.RTLD_LOCAL)
+def dlopen_one(candidate: str, *, now: bool = False):
+    """(handle, None) on success, (None, dlerror text) on failure: dlopen called directly
+    (RTLD_LAZY, or RTLD_NOW with `now`, and RTLD_LOCAL) so each failure keeps dlerror's exact text
+    and no other search runs behind the caller's back (the cuda driver's loader uses it too)."""
+    mode = _dl_ffi.RTLD_NOW if now else _dl_ffi.RTLD_LAZY
+    handle = _dlopen(os.fsencode(candidate), mode | _dl_ffi.RTLD_LOCAL)
     if handle == _dl_ffi.NULL:
         error = _dlerror()
         if error == _dl_ffi.NULL:
@@ -98,7 +101,7 @@ def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = N
     env = os.environ if environ is None else environ
     tried: list[tuple[str, str]] = []
     for candidate in candidates(search_paths, env):
-        handle, reason = _dlopen_one(candidate)
+        handle, reason = dlopen_one(candidate)
         if handle is None:
             tried.append((candidate, reason))
             continue

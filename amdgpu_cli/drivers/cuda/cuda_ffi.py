@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 import cffi
 
 from amdgpu_cli.hal.enums import HalError
+from hsa_ffi.loader import dlopen_one
 
 CDEF = """
 typedef int CUresult;
@@ -213,25 +214,6 @@ class LibcudaNotFound(HalError):
 ffi = cffi.FFI()
 ffi.cdef(CDEF)
 
-# dlopen called directly (RTLD_NOW | RTLD_LOCAL) so each failure keeps dlerror's exact text and no
-# other search (cffi's ctypes.util.find_library fallback) runs behind our back.
-_dl_ffi = cffi.FFI()
-_dl_ffi.cdef("void* dlopen(const char* filename, int flags); char* dlerror(void);")
-_libc = _dl_ffi.dlopen(None)
-_dlopen, _dlerror = _libc.dlopen, _libc.dlerror
-
-
-def _dlopen_one(candidate: str):
-    """(handle, None) on success, (None, dlerror text) on failure."""
-    handle = _dlopen(os.fsencode(candidate), _dl_ffi.RTLD_NOW | _dl_ffi.RTLD_LOCAL)
-    if handle == _dl_ffi.NULL:
-        error = _dlerror()
-        reason = "dlopen failed" if error == _dl_ffi.NULL else \
-            _dl_ffi.string(error).decode(errors="replace")
-        return None, reason.removeprefix(f"{candidate}: ")
-    return handle, None
-
-
 def candidates(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None
                ) -> list[str]:
     """Every file or name `load` would try, in order."""
@@ -255,7 +237,7 @@ def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = N
     env = os.environ if environ is None else environ
     tried: list[tuple[str, str]] = []
     for candidate in candidates(search_paths, env):
-        handle, reason = _dlopen_one(candidate)
+        handle, reason = dlopen_one(candidate, now=True)
         if handle is None:
             tried.append((candidate, reason))
             continue
