@@ -12,6 +12,7 @@ deterministic and cached: files already there are kept (delete the directory to 
     cda1               the CDA1 executable of `add` compiled for CUDA (iree-compile
                        --iree-hal-target-device=cuda --iree-cuda-target=sm_80), plus the executables
                        of IREE's H100 captures (tests/replay/data/*_cuda.ireereplay, executable_prepare)
+    ireereplay         IREE's own H100 captures (tests/replay/data/*_cuda.ireereplay)
     ireeprof           bundles iree-run-module captured from `add` (--device_profiling_mode), and
                        the project's sample bundles in profiles/samples
     input              every --input of tests/corpus RUN lines, plus hand-written grammar cases
@@ -324,6 +325,7 @@ def build_seeds(out_dir) -> dict[str, Path]:
     for capture in sorted((REPO_ROOT / "tests" / "replay" / "data").glob("*_cuda.ireereplay")):
         for i, blob in enumerate(_capture_executables(capture)):
             _write(dirs["cda1"], blob, f"{capture.stem}-{i}")
+        _write(dirs["ireereplay"], capture.read_bytes(), capture.stem)
 
     add = work / "add-zip.vmfb"
     if add.is_file():

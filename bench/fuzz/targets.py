@@ -146,6 +146,29 @@ def _run_cda1(data: bytes) -> None:
     check_device_limits(executable, *_CUDA_LIMITS)
 
 
+# -- .ireereplay ---------------------------------------------------------------------------------
+
+def _run_ireereplay(data: bytes) -> None:
+    """What `amdgpu-replay dump` (both formats) and the start of `run` read: the container walk,
+    every payload's checks and decoding, and the executor's plan (every record decoded once)."""
+    import io
+
+    from amdgpu_cli.replay import executor
+    from amdgpu_cli.replay.dump import dump
+    from amdgpu_cli.replay.reader import ReplayFile
+
+    replay = ReplayFile.from_bytes(data)
+    try:
+        for fmt in ("text", "jsonl"):
+            try:
+                dump(replay, io.BytesIO(), fmt)
+            except AmdgpuCliError:
+                pass
+        executor.plan(replay)
+    finally:
+        replay.close()
+
+
 # -- embedded ELF (x86_64) ----------------------------------------------------------------------
 
 # Largest image the harness builds in memory; the loader itself allows 1 GiB (MAX_IMAGE_SIZE).
@@ -364,6 +387,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cda1", _run_cda1, "CUDA CDA1 executables (cuda-nvptx-fb): header, FlatBuffer, load checks"),
     Target("elf", _run_elf, "ELF64 x86_64 embedded executables and the loader's pre-map checks"),
     Target("ireeprof", _run_ireeprof, ".ireeprof reader (both walks), typed records, metadata model"),
+    Target("ireereplay", _run_ireereplay, ".ireereplay reader, dump (text, jsonl), executor plan"),
     Target("input", _run_input, "--input grammar (shapes, element types, data, files, scalars)"),
     Target("npy", _run_npy, ".npy reader through @file.npy and *file.npy inputs"),
     Target("tool-flags", _run_tool_flags,
