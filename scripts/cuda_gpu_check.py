@@ -10,7 +10,10 @@ Two steps, on two machines:
       included) into OUTDIR/<name>.vmfb, and writes OUTDIR/manifest.json:
         {"schema_version": 1, "target": "cuda-sm_80",
          "cases": [{"id": "matmul:matmul:0", "module": "matmul.vmfb", "args": [...]}, ...],
-         "skipped": {"<model>": "<why it did not compile>"}}
+         "skipped": {"<model>": "<why it did not compile>"},
+         "extras": {"matmul1024": ["matmul1024.vmfb", [args]], ...}}
+      (extras: modules the GPU tests and bench/cuda_speed.py use beside the cases: the 1024^3
+      f32 matmul, examples/models conv and attention, tests/drivers/data/alloc_n.mlir)
       (args: the model's RUN line: --function and --input flags, without --device/--module).
 
   python scripts/cuda_gpu_check.py OUTDIR [--json RESULTS.json] [--filter TEXT]
@@ -46,7 +49,7 @@ TIMEOUT_S = 300
 def compile_modules(out_dir: Path, models=CORPUS_MODELS, *, with_mlp: bool = True) -> dict:
     """Compile the modules into out_dir and write manifest.json; returns the manifest."""
     sys.path.insert(0, str(REPO))
-    sys.path.insert(0, str(REPO / "tests"))
+    sys.path.append(str(REPO / "tests"))  # after the stdlib: tests/profile is a package
     from examples.compile import CompileError, compile_model, run_args
 
     import corpus_util
@@ -70,7 +73,24 @@ def compile_modules(out_dir: Path, models=CORPUS_MODELS, *, with_mlp: bool = Tru
             continue
         for case in corpus_util.load_cases(mlir):
             cases.append({"id": case.id, "module": f"{name}.vmfb", "args": list(case.args)})
-    manifest = {"schema_version": 1, "target": TARGET, "cases": cases, "skipped": skipped}
+    # Modules the GPU tests and bench/cuda_speed.py use beside the cases: name -> [file, RUN
+    # args] (the bench's examples and 1024^3 matmul, an allocation sized by its input).
+    sys.path.append(str(REPO / "bench"))
+    from run_speed import MATMUL_MLIR
+
+    matmul = out_dir / "matmul1024.mlir"
+    matmul.write_text(MATMUL_MLIR)
+    extras = {}
+    for name, mlir in (("matmul1024", matmul), ("ex_conv", REPO / "examples/models/conv.mlir"),
+                       ("ex_attention", REPO / "examples/models/attention.mlir"),
+                       ("alloc_n", REPO / "tests/drivers/data/alloc_n.mlir")):
+        try:
+            compile_model(mlir, out_dir / f"{name}.vmfb", TARGET)
+            extras[name] = [f"{name}.vmfb", run_args(mlir)]
+        except CompileError as error:
+            skipped[name] = str(error)
+    manifest = {"schema_version": 1, "target": TARGET, "cases": cases, "skipped": skipped,
+                "extras": extras}
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 

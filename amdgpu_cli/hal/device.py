@@ -316,6 +316,7 @@ class HostQueueDevice(Device):
                          | _prof.Family.COMMAND_REGION_EVENTS)
     _profile_command_buffers = False  # command-buffers / command-operations metadata, regions
     _profile_worker_count = 1
+    _profile_op = None  # the queue operation `_profiled` is recording (its work runs under it)
 
     def profiling_check(self, options) -> None:
         options.check_common()
@@ -367,7 +368,8 @@ class HostQueueDevice(Device):
                 self._profile_record_command_buffer(recorder, command_buffer, command_buffer_id)
             if self._profile_command_buffers:
                 operation_count = len(command_buffer.commands)
-        operation = _ProfiledOp(submission, command_buffer_id, wait_count)
+        operation = _ProfiledOp(submission, command_buffer_id, wait_count, op, payload_length,
+                                operation_count)
         self._profile_op = operation
         span = [submitted, submitted]  # start (= ready: the wait is met), end
 
@@ -631,13 +633,18 @@ def _dispatch_span(flags, operation, executable_id, command_index, ordinal, work
 class _ProfiledOp:
     """The queue operation being recorded (what its work adds events under)."""
 
-    __slots__ = ("submission", "command_buffer_id", "wait_count", "allocation_id")
+    __slots__ = ("submission", "command_buffer_id", "wait_count", "allocation_id", "op",
+                 "payload_length", "operation_count")
 
-    def __init__(self, submission: int, command_buffer_id: int, wait_count: int):
+    def __init__(self, submission: int, command_buffer_id: int, wait_count: int, op: int = 0,
+                 payload_length: int = 0, operation_count: int = 0):
         self.submission = submission
         self.command_buffer_id = command_buffer_id
         self.wait_count = wait_count
         self.allocation_id = 0
+        self.op = op  # Op.*: what a device-side span of this operation is recorded as
+        self.payload_length = payload_length
+        self.operation_count = operation_count
 
 
 def command_operation_records(command_buffer, command_buffer_id: int, recorder):

@@ -9,7 +9,9 @@ not compared here: tests/drivers/test_cuda_gpu.py and scripts/cuda_gpu_check.py 
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -281,13 +283,20 @@ def test_list_drivers_names_cuda_and_list_devices_skips_it():
     assert "UNAVAILABLE" in named.stderr
 
 
-def test_profiling_is_refused_as_iree_refuses_it():
-    from amdgpu_cli.drivers.cuda.device import CudaDevice
+@pytest.mark.parametrize("families, message", [
+    ("host-execution", "CUDA profiling does not produce host-execution events"),
+    ("command-region-events", "unsupported CUDA profiling data families: command-region-events"),
+    ("device-metrics", "unsupported CUDA profiling data families: device-metrics"),
+])
+def test_profiling_families_cuda_cannot_record(families, message):
+    from amdgpu_cli.drivers.cuda.profiling import check
+    from amdgpu_cli.hal.profiling import ProfilingOptions, parse_families
 
     with pytest.raises(HalError) as info:
-        CudaDevice.profiling_check(object.__new__(CudaDevice), None)
-    assert (info.value.status, str(info.value)) == (
-        "UNIMPLEMENTED", "CUDA HAL-native profiling is not implemented")
+        check(ProfilingOptions(parse_families(f"queue-events,{families}")))
+    assert info.value.status == "UNIMPLEMENTED" and str(info.value).startswith(message)
+    check(ProfilingOptions(parse_families(
+        "queue-events,dispatch-events,device-queue-events,executable-metadata,memory-events")))
 
 
 # -- the whole driver against mockcuda ------------------------------------------------------------
@@ -299,6 +308,7 @@ MOCKCUDA_C = r"""/* mockcuda: a libcuda stand-in for tests without a GPU. Host m
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -325,6 +335,25 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 typedef struct alloc { uintptr_t ptr; size_t size; int kind; struct alloc* next; } alloc_t;
 static alloc_t* g_allocs = NULL;
 static long g_live = 0;
+static long long g_busy_until_ns = 0;
+static long g_events = 0;
+
+static long long host_now(void) {
+  struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+/* The mock GPU clock: the host clock, or later while launched work is still "running". */
+static long long gpu_now(void) {
+  long long now = host_now();
+  return now > g_busy_until_ns ? now : g_busy_until_ns;
+}
+static void wait_idle(void) {
+  long long left = g_busy_until_ns - host_now();
+  if (left > 0) {
+    struct timespec t = { left / 1000000000ll, left % 1000000000ll };
+    nanosleep(&t, NULL);
+  }
+}
 
 static int device_count(void) {
   const char* s = getenv("MOCKCUDA_DEVICES");
@@ -543,26 +572,46 @@ CUresult cuLaunchKernel(func_t* f, unsigned gx, unsigned gy, unsigned gz, unsign
     }
   }
   logf_("%s\n", line);
+  /* The mock GPU "runs" each workgroup for MOCKCUDA_NS_PER_WORKGROUP ns: it is busy that long
+     after the launch (events record when the work before them is done; synchronizing waits). */
+  const char* per = getenv("MOCKCUDA_NS_PER_WORKGROUP");
+  if (per) g_busy_until_ns = gpu_now() + (long long)atoll(per) * gx * gy * gz;
   return OK;
 }
 CUresult cuStreamCreate(stream_t** s, unsigned int flags) {
   NEED_CTX; if (flags != 1) return E_INVALID_VALUE; *s = calloc(1, sizeof(stream_t)); return OK;
 }
-CUresult cuStreamSynchronize(stream_t* s) { NEED_CTX; NEED_STREAM; return OK; }
+CUresult cuStreamSynchronize(stream_t* s) { NEED_CTX; NEED_STREAM; wait_idle(); return OK; }
 CUresult cuStreamDestroy_v2(stream_t* s) { NEED_CTX; NEED_STREAM; free(s); return OK; }
-CUresult cuEventCreate(void** e, unsigned int flags) { NEED_CTX; *e = calloc(1, 8); return OK; }
-CUresult cuEventRecord(void* e, stream_t* s) { NEED_CTX; return OK; }
-CUresult cuEventSynchronize(void* e) { return OK; }
-CUresult cuEventElapsedTime(float* ms, void* a, void* b) { *ms = 0; return OK; }
-CUresult cuEventDestroy_v2(void* e) { free(e); return OK; }
+/* Events read the mock GPU clock (gpu_now). */
+typedef struct { int recorded; long long ns; } event_t;
+CUresult cuEventCreate(event_t** e, unsigned int flags) {
+  NEED_CTX; if (flags) return E_INVALID_VALUE; *e = calloc(1, sizeof(event_t)); g_events++;
+  return OK;
+}
+CUresult cuEventRecord(event_t* e, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!e) return E_INVALID_HANDLE;
+  e->ns = gpu_now(); e->recorded = 1;
+  logf_("event-record\n");
+  return OK;
+}
+CUresult cuEventSynchronize(event_t* e) {
+  NEED_CTX; if (!e || !e->recorded) return E_INVALID_HANDLE;
+  wait_idle(); return OK;
+}
+CUresult cuEventElapsedTime(float* ms, event_t* a, event_t* b) {
+  NEED_CTX; if (!a || !b || !a->recorded || !b->recorded) return E_INVALID_HANDLE;
+  *ms = (float)((double)(b->ns - a->ns) / 1e6); return OK;
+}
+CUresult cuEventDestroy_v2(event_t* e) {
+  free(e); if (--g_events == 0) logf_("events-destroyed\n"); return OK;
+}
 """
 
 
 @pytest.fixture(scope="module")
 def mockcuda(tmp_path_factory) -> Path:
     """A freshly built mock libcuda (skips when there is no C compiler)."""
-    import shutil
-
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.skip("no C compiler to build mockcuda")
@@ -723,3 +772,83 @@ def test_mock_query_and_formats(mock_device):
     assert mock_device.query_i64("hal.executable.format", "embedded-elf-x86_64") == (True, 0)
     assert mock_device.query_i64("cuda.device", "compute_capability_major") == (True, 9)
     assert mock_device.query_i64("cuda.device", "nope") == (False, 0)
+
+
+# -- profiling against mockcuda: ticks from the mock GPU clock ------------------------------------
+
+NS_PER_WORKGROUP = 250_000  # how long the mock GPU "runs" one workgroup
+
+
+def _iree_profile_rows(report: str, bundle: Path, *extra) -> list[dict]:
+    tool = shutil.which("iree-profile")
+    if tool is None:
+        pytest.skip("iree-profile (IREE 3.13.0) not on PATH")
+    done = subprocess.run([tool, report, "--format=jsonl", *extra, str(bundle)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_mock_profile_times_each_dispatch_on_the_device_clock(mock_env, mlp_cuda, tmp_path):
+    """Dispatch and device-queue events come from CUDA events on the stream: with the mock GPU
+    running each workgroup for NS_PER_WORKGROUP, every dispatch iree-profile reads lasts at least
+    that long (and not much longer), in launch order, with a clock fit; iree-profile and ours read
+    the bundle with the same rows."""
+    mock_env["MOCKCUDA_NS_PER_WORKGROUP"] = str(NS_PER_WORKGROUP)
+    out = tmp_path / "cuda.ireeprof"
+    result = _cli("--device=cuda", f"--module={mlp_cuda}", "--function=predict",
+                  "--input=1x16xf32=1", "--device_profiling_mode=queue-events,dispatch-events,"
+                  "device-queue-events,executable-metadata,memory-events",
+                  f"--device_profiling_output={out}", env=mock_env)
+    assert result.returncode == 0, result.stderr
+    launches = [line.split() for line in _mock_log(mock_env) if line.startswith("launch ")]
+    dispatches = [r for r in _iree_profile_rows("dispatch", out, "--dispatch_events")
+                  if r["type"] == "dispatch_event"]
+    assert [d["key"] for d in dispatches] == [line[1] for line in launches]
+    for row, line in zip(dispatches, launches):
+        groups = int(line[3]) * int(line[4]) * int(line[5])
+        assert row["valid"] and row["clock_fit_available"], row
+        # Ticks are the GPU clock's nanoseconds (the fit to host time is within a few percent
+        # on a loaded machine: the clock brackets are host reads around Python calls).
+        assert groups * NS_PER_WORKGROUP <= row["duration_ticks"] < groups * NS_PER_WORKGROUP + 5e6
+        assert row["workgroup_count"] == [int(v) for v in line[3:6]]
+        assert row["workgroup_size"] == [int(v) for v in line[7:10]]
+    summary = _iree_profile_rows("summary", out)
+    device = [r for r in summary if r["type"] == "device_summary"][0]
+    assert device["clock_fit_available"] and 0.95 < device["ns_per_tick"] < 1.05, device
+    assert device["dispatches"] == device["valid_dispatches"] == len(launches)
+    queue = _iree_profile_rows("queue", out)
+    device_events = [r for r in queue if r["type"] == "queue_device_event"]
+    assert device_events and all(r["duration_ns"] >= 0 for r in device_events)
+    executes = [r for r in device_events if r["op"] == "execute"]
+    assert executes and all(r["duration_ns"] >= NS_PER_WORKGROUP for r in executes)
+    # Both readers, every report the bundle feeds, the same rows.
+    for report in ("summary", "dispatch", "queue", "executable", "command", "memory"):
+        ours = subprocess.run(["amdgpu-profile", report, "--format=jsonl", str(out)],
+                              capture_output=True, text=True, timeout=120)
+        assert ours.returncode == 0, ours.stderr
+        assert [json.loads(line) for line in ours.stdout.splitlines()] == \
+            _iree_profile_rows(report, out), report
+    assert "events-destroyed" in _mock_log(mock_env)  # every CUDA event the session made
+
+
+def test_mock_profile_filter_times_only_selected_dispatches(mock_env, mlp_cuda, tmp_path):
+    out = tmp_path / "cuda.ireeprof"
+    result = _cli("--device=cuda", f"--module={mlp_cuda}", "--function=predict",
+                  "--input=1x16xf32=1", "--device_profiling_mode=dispatch-events",
+                  "--device_profiling_filter_function=*dispatch_1*",
+                  f"--device_profiling_output={out}", env=mock_env)
+    assert result.returncode == 0, result.stderr
+    rows = [r for r in _iree_profile_rows("dispatch", out, "--dispatch_events")
+            if r["type"] == "dispatch_event"]
+    assert [r["key"] for r in rows] == ["predict_dispatch_1_matmul_1x8x32_f32"]
+
+
+def test_mock_profile_refusals_are_one_line(mock_env, mlp_cuda, tmp_path):
+    out = tmp_path / "x.ireeprof"
+    result = _cli("--device=cuda", f"--module={mlp_cuda}", "--function=predict",
+                  "--input=1x16xf32=1", "--device_profiling_mode=host-execution",
+                  f"--device_profiling_output={out}", env=mock_env)
+    assert result.returncode == 1 and not out.exists()
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert "CUDA profiling does not produce host-execution events" in result.stderr

@@ -13,8 +13,10 @@ fails it with the error). IREE's device is asynchronous (a worker and a completi
 CUevents per signal); the results are the same, the overlap is not. alloca allocates at once
 and signals (as IREE does); dealloca of a queue_alloca buffer frees it once ordered. Host memory
 that async copies read (updates) is kept in `_pending` until the stream is synchronized.
-Profiling is refused as IREE refuses it: UNIMPLEMENTED `CUDA HAL-native profiling is not
-implemented` (§3.12).
+Profiling (IREE's CUDA driver has none, §3.12): queue and memory events from the host, as
+`HostQueueDevice` records them; dispatch and device-queue events timed on the GPU with CUDA
+events around each launch / queue operation, command-buffer and executable metadata
+(profiling.py says what it writes and how ticks and clocks are made).
 `query_i64`: `hal.device.id` against "cuda", `hal.executable.format` true only for
 `cuda-nvptx-fb`, `cuda.device` :: `compute_capability_major`/`_minor`.
 
@@ -161,12 +163,62 @@ class CudaDevice(HostQueueDevice):
             return False, 0
         return super().query_i64(category, key)
 
-    # -- profiling ------------------------------------------------------------------------------
+    # -- profiling (profiling.py) ---------------------------------------------------------------
+    _profile_command_buffers = True  # command-buffers / command-operations, ops counted per cb
+
     def profiling_check(self, options) -> None:
-        raise HalError("CUDA HAL-native profiling is not implemented", status="UNIMPLEMENTED")
+        from amdgpu_cli.drivers.cuda import profiling
+
+        profiling.check(options)
+
+    def profiling_begin(self, options, sink) -> None:
+        from amdgpu_cli.drivers.cuda.profiling import CudaRecorder
+
+        self.profiling_check(options)
+        recorder = CudaRecorder(sink, self, options, session_id=self._profile_session_start())
+        recorder.begin_cuda()
+        self._profile_metadata = True
+        self.profiler = recorder
+
+    def _profile_executable(self, recorder, executable) -> int:
+        return recorder.record_cuda_executable(executable)
+
+    def _on_stream_spanned(self, work, args):
+        """`_on_stream` inside a device-queue span (the profiled queue operation's)."""
+        operation = self._profile_op
+
+        def spanned():
+            recorder = self.profiler
+            start = recorder.span_open(operation)
+            try:
+                return work(*args) if work is not None else None
+            finally:
+                recorder.span_close(operation, start)
+
+        return self._on_stream(spanned, ())
+
+    def _execute_timed(self, recorder, command_buffer, binding_table) -> None:
+        """A command buffer with an event pair around each selected dispatch."""
+        from amdgpu_cli.hal.command_buffer import DispatchCommand
+
+        operation = self._profile_op
+        for index, command in enumerate(command_buffer.commands):
+            if isinstance(command, DispatchCommand) and command.workgroup_count is not None \
+                    and all(command.workgroup_count):
+                pair = recorder.dispatch(operation, command, index)
+                stream_ops.issue_dispatch(self, command, binding_table)
+                if pair is not None:
+                    recorder.dispatch_done(pair)
+            else:
+                stream_ops.issue_command(self, command, binding_table, self._pending)
 
     # -- queue operations (HostQueueDevice's, issued on the stream) -------------------------------
     def _submit(self, queue_affinity, wait, signal, work, *args):
+        recorder = self.profiler
+        if recorder is not None and recorder.device_queue_events and \
+                self._profile_op is not None:
+            return super()._submit(queue_affinity, wait, signal, self._on_stream_spanned, work,
+                                   args)
         if work is None:
             return super()._submit(queue_affinity, wait, signal, None)
         return super()._submit(queue_affinity, wait, signal, self._on_stream, work, args)
@@ -208,6 +260,10 @@ class CudaDevice(HostQueueDevice):
         stream_ops.issue_update(self, device_pointer(target, target_offset), data, self._pending)
 
     def _execute(self, command_buffer, binding_table) -> None:
+        recorder = self.profiler
+        if recorder is not None and recorder.dispatch_events and self._profile_op is not None:
+            self._execute_timed(recorder, command_buffer, binding_table)
+            return
         stream_ops.issue_command_buffer(self, command_buffer, binding_table, self._pending)
 
     def _run_command(self, command, binding_table) -> None:

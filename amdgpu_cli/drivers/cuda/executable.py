@@ -29,9 +29,10 @@ JIT_HINT = "mismatched target chip? missing/wrong bitcode directory?"
 class CudaExecutable(Executable):
     """Loaded modules and, per export, its CUfunction and CDA1 export record."""
 
-    def __init__(self, device, definition, modules: list, functions: list):
+    def __init__(self, device, definition, modules: list, functions: list, image: bytes = b""):
         super().__init__(device)
         self.definition = definition
+        self.image = image  # the CDA1 bytes as given (what a profile hashes and stores)
         self.modules = modules
         self.functions = functions  # CUfunction per export ordinal
         self.kernels = definition.exports  # CudaExport per export ordinal
@@ -73,8 +74,9 @@ class CudaExecutableCache(ExecutableCache):
             raise HalError("executable constants are not supported by the cuda driver",
                            status="UNIMPLEMENTED")
         device = self.device
+        image = bytes(memoryview(data).cast("B"))
         try:
-            definition = parse_cda1(bytes(memoryview(data).cast("B")))
+            definition = parse_cda1(image)
             check_device_limits(definition, device.max_block_dims,
                                 device.max_block_shared_memory_size)
         except HalError:
@@ -82,7 +84,7 @@ class CudaExecutableCache(ExecutableCache):
         except AmdgpuCliError as error:
             raise HalError(f"loading executable: {error}", status=error.status) from None
         modules: list = []
-        executable = CudaExecutable(device, definition, modules, [])
+        executable = CudaExecutable(device, definition, modules, [], image)
         try:
             device.bind()
             for ptx in definition.modules:
