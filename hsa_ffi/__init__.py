@@ -6,15 +6,31 @@
 - `loader.py`: `load(search_paths, environ)` in IREE's search order -> `Libhsa` (`ffi`, `lib`, `path`,
   `tried`, `check`, `call`, `has`, `init`, `shut_down`).
 - `status.py`: status names, the HSA -> IREE status mapping, `HsaError` and `LibhsaNotFound`.
+- `dl.py`: dlopen / dladdr (no HSA declarations; the cuda driver's loader uses it).
 
 Everything above this package calls HSA through a `Libhsa`; nothing else imports cffi for HSA.
 """
 
 from __future__ import annotations
 
-from hsa_ffi import constants
-from hsa_ffi.loader import Libhsa, candidates, ffi, load
-from hsa_ffi.status import HsaError, LibhsaNotFound, iree_status, status_name
+import importlib
+
+# Loaded on first use (PEP 562), so a submodule such as hsa_ffi.dl comes without parsing the
+# HSA declarations.
+_EXPORTS = {"constants": "hsa_ffi.constants", "Libhsa": "hsa_ffi.loader",
+            "candidates": "hsa_ffi.loader", "ffi": "hsa_ffi.loader", "load": "hsa_ffi.loader",
+            "HsaError": "hsa_ffi.status", "LibhsaNotFound": "hsa_ffi.status",
+            "iree_status": "hsa_ffi.status", "status_name": "hsa_ffi.status"}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hsa_ffi' has no attribute {name!r}")
+    loaded = importlib.import_module(module)
+    value = loaded if name == "constants" else getattr(loaded, name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "HsaError",

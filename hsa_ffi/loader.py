@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 import cffi
 
 from hsa_ffi.cdef import CDEF_CORE, CDEF_NEW, CORE_FUNCTIONS
+from hsa_ffi.dl import dlopen_one, file_of_address
 from hsa_ffi.status import HsaError, LibhsaNotFound, status_name
 
 LIBRARY_NAMES = ("libhsa-runtime64.so.1", "libhsa-runtime64.so")
@@ -44,20 +45,6 @@ NOT_FOUND_MESSAGE = (
 ffi = cffi.FFI()
 ffi.cdef(CDEF_CORE)
 ffi.cdef(CDEF_NEW)
-
-_dl_ffi = cffi.FFI()
-_dl_ffi.cdef("""
-    void* dlopen(const char* filename, int flags);
-    char* dlerror(void);
-    typedef struct { const char* dli_fname; void* dli_fbase; const char* dli_sname; void* dli_saddr; } Dl_info;
-    int dladdr(const void* address, Dl_info* info);
-""")
-_libc = _dl_ffi.dlopen(None)
-# Bound once: resolving a symbol lazily (dlsym) would clear the dlerror text we want to keep.
-_dlopen = _libc.dlopen
-_dlerror = _libc.dlerror
-_dladdr = _libc.dladdr
-
 
 def _skip_system(env: Mapping[str, str]) -> bool:
     return env.get(SKIP_SYSTEM_ENV) == "1"
@@ -80,22 +67,6 @@ def candidates(search_paths: Iterable[str] = (), environ: Mapping[str, str] | No
     return result
 
 
-def dlopen_one(candidate: str, *, now: bool = False):
-    """(handle, None) on success, (None, dlerror text) on failure: dlopen called directly
-    (RTLD_LAZY, or RTLD_NOW with `now`, and RTLD_LOCAL) so each failure keeps dlerror's exact text
-    and no other search runs behind the caller's back (the cuda driver's loader uses it too)."""
-    mode = _dl_ffi.RTLD_NOW if now else _dl_ffi.RTLD_LAZY
-    handle = _dlopen(os.fsencode(candidate), mode | _dl_ffi.RTLD_LOCAL)
-    if handle == _dl_ffi.NULL:
-        error = _dlerror()
-        if error == _dl_ffi.NULL:
-            return None, "dlopen failed"
-        reason = _dl_ffi.string(error).decode(errors="replace")
-        # dlerror starts with the name it was given; the message already shows it.
-        return None, reason.removeprefix(f"{candidate}: ")
-    return handle, None
-
-
 def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Libhsa:
     """Open the first HSA runtime found in IREE's search order; `LibhsaNotFound` lists every try."""
     env = os.environ if environ is None else environ
@@ -115,11 +86,7 @@ def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = N
 
 def _file_of(function) -> str | None:
     """The file the dynamic linker loaded `function` from (what a bare name resolved to)."""
-    info = _dl_ffi.new("Dl_info*")
-    address = _dl_ffi.cast("void*", ffi.cast("uintptr_t", function))
-    if not _dladdr(address, info) or info.dli_fname == _dl_ffi.NULL:
-        return None
-    return os.path.realpath(_dl_ffi.string(info.dli_fname).decode(errors="replace"))
+    return file_of_address(int(ffi.cast("uintptr_t", function)))
 
 
 class Libhsa:

@@ -12,15 +12,15 @@ import functools
 
 import click
 
-from amdgpu_cli.cli.run import _flag, module_flags, parameter_flags, profiling_flags, replay_flags
+from amdgpu_cli.cli.run import (_flag, driver_flags, module_flags, parameter_flags,
+                                profiling_flags, replay_flags)
 
 
 class BenchmarkFlags:
     """Google Benchmark's flags as the command got them (`benchmark_flags`)."""
 
     def __init__(self, repetitions, min_time, min_warmup_time, fmt, out, out_format,
-                 report_aggregates_only, display_aggregates_only, time_unit,
-                 amdgpu_libhsa_search_path):
+                 report_aggregates_only, display_aggregates_only, time_unit, driver_options):
         self.repetitions = repetitions
         self.format = fmt
         self.out = out
@@ -31,8 +31,7 @@ class BenchmarkFlags:
         self.options = {
             "repetitions": repetitions, "min_time": min_time,
             "min_warmup_time": min_warmup_time, "time_unit": time_unit,
-            "driver_options": ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
-                               if amdgpu_libhsa_search_path else {})}
+            "driver_options": driver_options}
 
     def out_file(self):
         """The --benchmark_out file, its path checked now (before any timing), or None."""
@@ -44,7 +43,7 @@ class BenchmarkFlags:
 
 
 def benchmark_flags(command):
-    """Google Benchmark's flags (and --amdgpu_libhsa_search_path), shared by amdgpu-benchmark
+    """Google Benchmark's flags (and the driver flags), shared by amdgpu-benchmark
     and amdgpu-replay bench; the command receives them as one `benchmark` (BenchmarkFlags)."""
     flags = [
         _flag("benchmark_repetitions", type=int, default=1, show_default=True,
@@ -64,9 +63,6 @@ def benchmark_flags(command):
               flag_value=True, metavar="[=BOOL]", help="Only the aggregate rows on stdout."),
         _flag("time_unit", type=click.Choice(["ms", "us", "ns"]), default=None,
               help="The unit of the times (default ms)."),
-        _flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
-              help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; "
-                   "repeatable."),
     ]
 
     @functools.wraps(command)
@@ -77,12 +73,12 @@ def benchmark_flags(command):
             kwargs.pop("benchmark_out"), kwargs.pop("benchmark_out_format"),
             kwargs.pop("benchmark_report_aggregates_only"),
             kwargs.pop("benchmark_display_aggregates_only"), kwargs.pop("time_unit"),
-            kwargs.pop("amdgpu_libhsa_search_path"))
+            kwargs.pop("driver_options"))
         return command(*args, **kwargs)
 
     for flag in reversed(flags):
         wrapper = flag(wrapper)
-    return wrapper
+    return driver_flags(wrapper)
 
 
 def print_reports(rows, context: dict, flags: BenchmarkFlags, out_file, statistics: str) -> None:

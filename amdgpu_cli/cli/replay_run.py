@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from amdgpu_cli.cli.run import _flag, profiling_flags
+from amdgpu_cli.cli.run import _flag, driver_flags, profiling_flags
 
 
 def target_flags(command):
@@ -36,8 +36,7 @@ def target_flags(command):
 
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @target_flags
-@_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
-       help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@driver_flags
 @_flag("verify", is_flag=True,
        help="Check the replay's results against what the captured run read back (the "
             "FILE.results sidecar of a capture made with --device_replay_results); prints "
@@ -45,7 +44,7 @@ def target_flags(command):
 @profiling_flags
 @click.argument("files", nargs=-1, metavar="FILE")
 def command(device, replay_file_remap, replay_executable_substitution,
-            amdgpu_libhsa_search_path, verify, profiling, print_statistics, files) -> None:
+            driver_options, verify, profiling, print_statistics, files) -> None:
     """Execute a HAL replay (.ireereplay) once (iree-run-replay)."""
     import sys
 
@@ -61,8 +60,6 @@ def command(device, replay_file_remap, replay_executable_substitution,
     capture = Capture.from_flags(profiling)  # flags and the output path, checked now (or None)
     remaps = executor.parse_file_remaps(replay_file_remap)
     substitutions = executor.parse_substitutions(replay_executable_substitution)
-    driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
-                      if amdgpu_libhsa_search_path else {})
     registry = default_registry().with_options(driver_options)
     outcomes = None
     replay_file = executor.open_replay(files[0])

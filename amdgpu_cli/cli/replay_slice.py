@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from amdgpu_cli.cli.run import _flag
+from amdgpu_cli.cli.run import _flag, driver_flags
 
 
 @click.command("slice", context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,10 +25,9 @@ from amdgpu_cli.cli.run import _flag
 @_flag("device", multiple=True, metavar="URI",
        help="A HAL device URI to capture the inputs on (local-sync, local-task, amdgpu...); "
             "repeat for several, in the captured device order.")
-@_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
-       help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@driver_flags
 @click.argument("file")
-def command(dispatch, output, list_, device, amdgpu_libhsa_search_path, file) -> None:
+def command(dispatch, output, list_, device, driver_options, file) -> None:
     """Write a replay holding only dispatch N of FILE, its inputs as captured data."""
     import sys
 
@@ -51,8 +50,6 @@ def command(dispatch, output, list_, device, amdgpu_libhsa_search_path, file) ->
     from amdgpu_cli.outputs import OutputFile
 
     OutputFile(output)  # a bad path fails before any device opens (slice_dispatch checks again)
-    driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
-                      if amdgpu_libhsa_search_path else {})
     registry = default_registry().with_options(driver_options)
     devices = registry.create_devices(list(device), default="local-task")
     try:

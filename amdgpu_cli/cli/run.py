@@ -18,6 +18,40 @@ def _flag(name: str, *decls, **kwargs):
     return click.option(*spellings, name, *decls, **kwargs)
 
 
+def driver_options(amdgpu_libhsa_search_path=(), cuda_use_streams=None) -> dict:
+    """The per-driver options the driver flags set (DriverRegistry.with_options)."""
+    options: dict = {}
+    if amdgpu_libhsa_search_path:
+        options["amdgpu"] = {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}
+    if cuda_use_streams is not None:
+        options["cuda"] = {"use_streams": cuda_use_streams}
+    return options
+
+
+def driver_flags(command):
+    """IREE's driver flags the commands take (--amdgpu_libhsa_search_path,
+    --cuda_use_streams); the command receives them as one `driver_options` dict."""
+    flags = [
+        _flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
+              help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; "
+                   "repeatable."),
+        _flag("cuda_use_streams", type=bool, default=None, is_flag=False, flag_value=True,
+              metavar="[=BOOL]",
+              help="cuda: true issues command buffers on the stream command by command; "
+                   "false (the default) runs reusable ones as CUDA graphs."),
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        kwargs["driver_options"] = driver_options(kwargs.pop("amdgpu_libhsa_search_path"),
+                                                  kwargs.pop("cuda_use_streams"))
+        return command(*args, **kwargs)
+
+    for flag in reversed(flags):
+        wrapper = flag(wrapper)
+    return wrapper
+
+
 def module_flags(function_help: str):
     """--device, --module, --function and --input, shared by run and benchmark."""
     flags = [
@@ -163,8 +197,7 @@ def replay_flags(command):
        help="List the device URIs of every driver (or of DRIVER) and exit.")
 @_flag("dump_devices", is_flag=False, flag_value="", default=None, metavar="[=DRIVER]",
        help="Describe every device of every driver (or of DRIVER) and exit.")
-@_flag("amdgpu_libhsa_search_path", multiple=True, metavar="PATH",
-       help="A libhsa-runtime64 file or directory for the amdgpu driver to try first; repeatable.")
+@driver_flags
 @parameter_flags
 @profiling_flags
 @replay_flags
@@ -174,7 +207,7 @@ def replay_flags(command):
 def run(device, module, function, input, output, expected_output, output_max_element_count,
         equality_mode, expected_f16_threshold, expected_f32_threshold, expected_f64_threshold,
         expected_bf16_threshold, expected_rtol, list_drivers, list_devices, dump_devices,
-        amdgpu_libhsa_search_path, parameters, parameter_mode, profiling, print_statistics,
+        driver_options, parameters, parameter_mode, profiling, print_statistics,
         replay, device_replay_results) -> None:
     """Run a function of an IREE module (.vmfb) and print its results like iree-run-module."""
     import sys
@@ -182,8 +215,6 @@ def run(device, module, function, input, output, expected_output, output_max_ele
     from amdgpu_cli.hal.registry import default_registry
     from amdgpu_cli.tooling import run as tool
 
-    driver_options = ({"amdgpu": {"libhsa_search_paths": list(amdgpu_libhsa_search_path)}}
-                      if amdgpu_libhsa_search_path else {})
     if list_drivers or list_devices is not None or dump_devices is not None:
         registry = default_registry().with_options(driver_options)
         text = (tool.list_drivers_text(registry) if list_drivers else

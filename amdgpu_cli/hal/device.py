@@ -225,8 +225,12 @@ class HostQueueDevice(Device):
         if self.profiler is not None:
             return self._profiled(Op.ALLOCA, queue_affinity, wait, signal, self._profiled_alloca,
                                   (memory_type, usage, byte_length), payload_length=byte_length)
-        return self._submit(queue_affinity, wait, signal, self._allocator.allocate, memory_type,
+        return self._submit(queue_affinity, wait, signal, self._alloca_buffer, memory_type,
                             usage, byte_length)
+
+    def _alloca_buffer(self, memory_type, usage, byte_length):
+        """The memory of a queue_alloca (a device may order it on its queue)."""
+        return self._allocator.allocate(memory_type, usage, byte_length)
 
     def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
         # The buffer object stays valid while referenced; its storage is released on close.
@@ -406,7 +410,7 @@ class HostQueueDevice(Device):
 
     def _profiled_alloca(self, memory_type, usage, byte_length):
         """An alloca under profiling: the allocation and its memory event."""
-        buffer = self._allocator.allocate(memory_type, usage, byte_length)
+        buffer = self._alloca_buffer(memory_type, usage, byte_length)
         recorder = self.profiler
         if recorder.families & _prof.Family.MEMORY_EVENTS:
             recorder.append("memory-events", _prof.memory_event(

@@ -80,6 +80,9 @@ class Fence:
         return None
 
     def query(self) -> StatusCode:
+        for semaphore in self._timepoints:
+            if semaphore._driver is not None:
+                semaphore._driver.poll()
         failure = self.failure
         if failure is not None:
             return failure.code
@@ -138,6 +141,8 @@ def wait_fences(fences, *, wait_any: bool = False, timeout: float | None = None)
     for s in semaphores:
         with s._lock:
             s._watch(events)
+        if s._driver is not None:
+            s._driver.progress()
     try:
         while True:
             events.clear()

@@ -16,6 +16,13 @@ signals or fails it (after the lock is released), or at once if that already hap
 block. Timeouts are seconds
 (None = forever, 0 = poll); a timeout raises DEADLINE_EXCEEDED. Device-side semaphores (HSA
 signals, CUDA events) subclass and keep this interface.
+
+Device completion (`_driver`): a device whose queue signals a semaphore when its own work
+completes (the cuda stream) sets `_driver` to an object with `drive(semaphore, value, timeout)`
+(wait in the calling thread for the device work that signals value, then signal it), `poll()`
+(signal whatever already completed, without blocking) and `progress()` (make sure the pending
+signals happen without a waiter: a background thread). Waits drive, queries poll, and
+`notify_at` / multi-semaphore waits ask for progress; with no driver nothing changes.
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ class Semaphore:
     vm_type = "hal.semaphore"  # its VM ref type (see vm/refs.type_matches)
     # Slots: compiled code makes a semaphore per hal.fence.create, several per call.
     __slots__ = ("device", "_value", "_failure", "_lock", "_condition", "_watchers",
-                 "_timepoint_callbacks", "__weakref__")
+                 "_timepoint_callbacks", "_driver", "__weakref__")
 
     def __init__(self, initial_value: int = 0, *, device=None):
         if not 0 <= initial_value <= SEMAPHORE_MAX_VALUE:
@@ -65,6 +72,7 @@ class Semaphore:
         # Made by their first use (most semaphores are signalled once and never watched).
         self._watchers: set[threading.Event] | None = None
         self._timepoint_callbacks: list[tuple[int, Callable[[], None]]] | None = None
+        self._driver = None  # see "Device completion" in the module docstring
 
     @classmethod
     def at_zero(cls, device=None) -> Semaphore:
@@ -78,6 +86,7 @@ class Semaphore:
         semaphore._condition = None
         semaphore._watchers = None
         semaphore._timepoint_callbacks = None
+        semaphore._driver = None
         return semaphore
 
     def _watch(self, event: threading.Event) -> None:
@@ -118,6 +127,8 @@ class Semaphore:
 
     def query(self) -> int:
         """The current value; raises the failure if the semaphore failed."""
+        if self._driver is not None:
+            self._driver.poll()
         with self._lock:
             if self._failure is not None:
                 raise self._failure
@@ -142,6 +153,11 @@ class Semaphore:
                                      if not (failed or self._value >= value)]
         return due
 
+    @property
+    def parked(self) -> bool:
+        """Whether a `notify_at` callback waits on this semaphore."""
+        return bool(self._timepoint_callbacks)
+
     def notify_at(self, value: int, callback: Callable[[], None]) -> None:
         """Call `callback()` once the payload is >= value or the semaphore has failed."""
         with self._lock:
@@ -152,6 +168,8 @@ class Semaphore:
                 self._timepoint_callbacks.append((value, callback))
         if due:
             callback()
+        elif self._driver is not None:
+            self._driver.progress()
 
     def signal(self, value: int) -> None:
         if value > SEMAPHORE_MAX_VALUE:
@@ -199,6 +217,11 @@ class Semaphore:
         with self._lock:
             if self._reached(value):
                 return  # no Condition needed
+        if self._driver is not None:
+            self._driver.drive(self, value, timeout)
+            with self._lock:
+                if self._reached(value):
+                    return
         deadline = _deadline(timeout)
         with self._cond:
             while not self._reached(value):
@@ -229,6 +252,8 @@ def wait_semaphores(timepoints: Iterable[tuple[Semaphore, int]], *, wait_any: bo
     for semaphore, _ in timepoints:
         with semaphore._lock:
             semaphore._watch(event)
+        if semaphore._driver is not None:
+            semaphore._driver.progress()
     try:
         while True:
             event.clear()  # clear before checking: a signal after the check sets it again

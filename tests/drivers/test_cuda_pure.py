@@ -317,7 +317,8 @@ typedef struct { char bytes[16]; } CUuuid;
 typedef struct { int device; int refs; } ctx_t;
 typedef struct { char* image; } module_t;
 typedef struct { char name[256]; int nparams; char kinds[64]; } func_t;
-typedef struct { int dummy; } stream_t;
+typedef struct { int capturing; char* captured; size_t captured_length; } stream_t;
+typedef struct { char* lines; } graph_t;
 
 #define OK 0
 #define E_INVALID_VALUE 1
@@ -381,6 +382,8 @@ CUresult cuGetErrorName(CUresult e, const char** s) {
     case E_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return OK;
     case E_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; return OK;
     case E_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
+    case 600: *s = "CUDA_ERROR_NOT_READY"; return OK;
+    case 900: *s = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"; return OK;
   }
   *s = NULL; return E_INVALID_VALUE;
 }
@@ -525,32 +528,33 @@ CUresult cuMemFree_v2(CUdeviceptr d) { NEED_CTX; return untrack((uintptr_t)d, 0)
 CUresult cuMemFreeHost(void* p) { NEED_CTX; return untrack((uintptr_t)p, 1); }
 
 #define NEED_STREAM if (!s) return E_INVALID_HANDLE
+#define NOT_CAPTURING if (s->capturing) return 900
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* h, size_t n, stream_t* s) {
-  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n)) return E_INVALID_VALUE;
+  NEED_CTX; NEED_STREAM; NOT_CAPTURING; if (!in_allocation(d, n)) return E_INVALID_VALUE;
   memcpy((void*)(uintptr_t)d, h, n); return OK;
 }
 CUresult cuMemcpyDtoHAsync_v2(void* h, CUdeviceptr d, size_t n, stream_t* s) {
-  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n)) return E_INVALID_VALUE;
+  NEED_CTX; NEED_STREAM; NOT_CAPTURING; if (!in_allocation(d, n)) return E_INVALID_VALUE;
   memcpy(h, (void*)(uintptr_t)d, n); return OK;
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, stream_t* s) {
-  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n) || !in_allocation(src, n)) return E_INVALID_VALUE;
+  NEED_CTX; NEED_STREAM; NOT_CAPTURING; if (!in_allocation(d, n) || !in_allocation(src, n)) return E_INVALID_VALUE;
   memmove((void*)(uintptr_t)d, (void*)(uintptr_t)src, n); return OK;
 }
 CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr src, size_t n, stream_t* s) {
   return cuMemcpyDtoDAsync_v2(d, src, n, s);
 }
 CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, stream_t* s) {
-  NEED_CTX; NEED_STREAM; if (!in_allocation(d, n)) return E_INVALID_VALUE;
+  NEED_CTX; NEED_STREAM; NOT_CAPTURING; if (!in_allocation(d, n)) return E_INVALID_VALUE;
   memset((void*)(uintptr_t)d, v, n); return OK;
 }
 CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, stream_t* s) {
-  NEED_CTX; NEED_STREAM; if (d % 2 || !in_allocation(d, 2 * n)) return E_INVALID_VALUE;
+  NEED_CTX; NEED_STREAM; NOT_CAPTURING; if (d % 2 || !in_allocation(d, 2 * n)) return E_INVALID_VALUE;
   for (size_t i = 0; i < n; ++i) ((unsigned short*)(uintptr_t)d)[i] = v;
   return OK;
 }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, stream_t* s) {
-  NEED_CTX; NEED_STREAM; if (d % 4 || !in_allocation(d, 4 * n)) return E_INVALID_VALUE;
+  NEED_CTX; NEED_STREAM; NOT_CAPTURING; if (d % 4 || !in_allocation(d, 4 * n)) return E_INVALID_VALUE;
   for (size_t i = 0; i < n; ++i) ((unsigned int*)(uintptr_t)d)[i] = v;
   return OK;
 }
@@ -571,6 +575,15 @@ CUresult cuLaunchKernel(func_t* f, unsigned gx, unsigned gy, unsigned gz, unsign
       at += snprintf(line + at, sizeof(line) - at, " c:%u", *(uint32_t*)params[i]);
     }
   }
+  if (s->capturing) {  /* recorded into the graph being captured, not run */
+    size_t n = strlen(line);
+    s->captured = realloc(s->captured, s->captured_length + n + 2);
+    memcpy(s->captured + s->captured_length, line, n);
+    s->captured[s->captured_length + n] = '\n';
+    s->captured_length += n + 1;
+    s->captured[s->captured_length] = 0;
+    return OK;
+  }
   logf_("%s\n", line);
   /* The mock GPU "runs" each workgroup for MOCKCUDA_NS_PER_WORKGROUP ns: it is busy that long
      after the launch (events record when the work before them is done; synchronizing waits). */
@@ -581,6 +594,29 @@ CUresult cuLaunchKernel(func_t* f, unsigned gx, unsigned gy, unsigned gz, unsign
 CUresult cuStreamCreate(stream_t** s, unsigned int flags) {
   NEED_CTX; if (flags != 1) return E_INVALID_VALUE; *s = calloc(1, sizeof(stream_t)); return OK;
 }
+/* Stream capture records launches only; any other operation while capturing is refused with
+   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (900), which the driver answers by issuing on the
+   stream. A graph launch logs its launches again. */
+CUresult cuStreamBeginCapture_v2(stream_t* s, int mode) {
+  NEED_CTX; NEED_STREAM; if (s->capturing || mode != 1) return E_INVALID_VALUE;
+  s->capturing = 1; s->captured = calloc(1, 1); s->captured_length = 0; return OK;
+}
+CUresult cuStreamEndCapture(stream_t* s, graph_t** g) {
+  NEED_CTX; NEED_STREAM; if (!s->capturing) return E_INVALID_VALUE;
+  s->capturing = 0; *g = calloc(1, sizeof(graph_t)); (*g)->lines = s->captured;
+  s->captured = NULL; return OK;
+}
+CUresult cuGraphInstantiateWithFlags(graph_t** e, graph_t* g, unsigned long long flags) {
+  NEED_CTX; if (!g || flags) return E_INVALID_VALUE;
+  *e = calloc(1, sizeof(graph_t)); (*e)->lines = strdup(g->lines); logf_("graph-instantiate\n");
+  return OK;
+}
+CUresult cuGraphLaunch(graph_t* e, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!e) return E_INVALID_HANDLE;
+  logf_("graph-launch\n%s", e->lines); return OK;
+}
+CUresult cuGraphExecDestroy(graph_t* e) { free(e->lines); free(e); logf_("graph-destroy\n"); return OK; }
+CUresult cuGraphDestroy(graph_t* g) { free(g->lines); free(g); return OK; }
 CUresult cuStreamSynchronize(stream_t* s) { NEED_CTX; NEED_STREAM; wait_idle(); return OK; }
 CUresult cuStreamDestroy_v2(stream_t* s) { NEED_CTX; NEED_STREAM; free(s); return OK; }
 /* Events read the mock GPU clock (gpu_now). */
@@ -594,6 +630,18 @@ CUresult cuEventRecord(event_t* e, stream_t* s) {
   e->ns = gpu_now(); e->recorded = 1;
   logf_("event-record\n");
   return OK;
+}
+CUresult cuEventQuery(event_t* e) {
+  NEED_CTX; if (!e || !e->recorded) return E_INVALID_HANDLE;
+  return host_now() >= e->ns ? OK : 600; /* CUDA_ERROR_NOT_READY */
+}
+CUresult cuMemAllocAsync(CUdeviceptr* d, size_t n, stream_t* s) {
+  NEED_CTX; NEED_STREAM; if (!n) return E_INVALID_VALUE;
+  logf_("alloc-async %zu\n", n);
+  return track(aligned_alloc(256, (n + 255) & ~255ull), n, 0, d);
+}
+CUresult cuMemFreeAsync(CUdeviceptr d, stream_t* s) {
+  NEED_CTX; NEED_STREAM; logf_("free-async\n"); return untrack((uintptr_t)d, 0);
 }
 CUresult cuEventSynchronize(event_t* e) {
   NEED_CTX; if (!e || !e->recorded) return E_INVALID_HANDLE;
@@ -654,9 +702,13 @@ def test_mock_runs_a_cuda_module_end_to_end(mock_env, mlp_cuda):
         result = _cli(f"--device={device}", f"--module={mlp_cuda}", "--function=predict",
                       "--input=1x16xf32=1", env=mock_env)
         assert result.returncode == 0, result.stderr
-        # Kernels do not run on the mock: the zeroed result buffer comes back.
-        assert result.stdout == "EXEC @predict\nresult[0]: hal.buffer_view\n1x8xf32=[0 0 0 0 0 0 0 0]\n"
+        # Kernels do not run on the mock: the result buffer comes back as the mock left fresh
+        # memory (0xCD bytes: -4.31602E+08 as f32). queue_alloca's memory is stream-ordered
+        # and, as in IREE, not zeroed.
+        assert result.stdout == ("EXEC @predict\nresult[0]: hal.buffer_view\n1x8xf32=["
+                                 + " ".join(["-4.31602E+08"] * 8) + "]\n")
         log = _mock_log(mock_env)
+        assert "alloc-async 64" in log and "free-async" in log
         launches = [line for line in log if line.startswith("launch ")]
         assert [line.split()[1] for line in launches] == [
             "predict_dispatch_0_matmul_1x32x16_f32", "predict_dispatch_1_matmul_1x8x32_f32"]
@@ -852,3 +904,85 @@ def test_mock_profile_refusals_are_one_line(mock_env, mlp_cuda, tmp_path):
     assert result.returncode == 1 and not out.exists()
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert "CUDA profiling does not produce host-execution events" in result.stderr
+
+
+# -- queues: asynchronous, deferred waits, graphs ---------------------------------------------------
+
+def test_mock_queue_waits_do_not_block_the_caller(mock_device):
+    """An operation waiting on a host semaphore returns at once and runs when the semaphore is
+    signalled; one waiting on work already issued on the stream is issued at once; a failed wait
+    fails the operation's signal fence."""
+    from amdgpu_cli.hal.fence import Fence
+    from amdgpu_cli.hal.semaphore import Semaphore
+    from amdgpu_cli.tooling.run import _download
+
+    device = mock_device
+    buffer = device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, 64)
+    host = Semaphore(0)
+    first, second = Fence.create(Semaphore(0), 1), Fence.create(Semaphore(0), 1)
+    device.queue_fill(-1, Fence.create(host, 1), first, buffer, 0, 64, 0x11, 1)
+    device.queue_fill(-1, first, second, buffer, 32, 32, 0x22, 1)  # waits on deferred work
+    assert not first.is_reached() and not second.is_reached()
+    assert _download(device, buffer, 0, 64) == bytes(64)  # nothing ran yet
+    host.signal(1)  # issues the first fill, which issues the second
+    second.wait(timeout=10)
+    assert first.is_reached()
+    assert _download(device, buffer, 0, 64) == b"\x11" * 32 + b"\x22" * 32
+    # Stream order meets a wait on issued work: issued at once, signalled when it completes.
+    third, fourth = Fence.create(Semaphore(0), 1), Fence.create(Semaphore(0), 1)
+    device.queue_fill(-1, None, third, buffer, 0, 16, 0x33, 1)
+    device.queue_fill(-1, third, fourth, buffer, 16, 16, 0x44, 1)
+    fourth.wait(timeout=10)
+    assert _download(device, buffer, 0, 32) == b"\x33" * 16 + b"\x44" * 16
+    # A failed wait fails the signal, whether it failed before or after the submission.
+    doomed, out = Semaphore(0), Fence.create(Semaphore(0), 1)
+    device.queue_fill(-1, Fence.create(doomed, 1), out, buffer, 0, 64, 0x55, 1)
+    doomed.fail("ABORTED", "upstream failed")
+    with pytest.raises(HalError) as info:
+        out.wait(timeout=10)
+    assert info.value.status == "ABORTED"
+    with pytest.raises(HalError):
+        device.queue_fill(-1, Fence.create(doomed, 1), Fence.create(Semaphore(0), 1), buffer,
+                          0, 64, 0x66, 1)
+    assert _download(device, buffer, 0, 32) == b"\x33" * 16 + b"\x44" * 16
+
+
+def test_mock_notify_at_is_reached_without_a_waiter(mock_device):
+    """Nobody waits: a callback parked on a fence of stream work still runs (the completion
+    thread), and a query sees the signal once the work completed."""
+    import threading
+
+    from amdgpu_cli.hal.fence import Fence
+    from amdgpu_cli.hal.semaphore import Semaphore
+
+    device = mock_device
+    buffer = device.allocator.allocate(MemoryType.DEVICE_LOCAL, BufferUsage.DEFAULT, 64)
+    semaphore = Semaphore(0)
+    device.queue_fill(-1, None, Fence.create(semaphore, 1), buffer, 0, 64, 1, 1)
+    called = threading.Event()
+    semaphore.notify_at(1, called.set)
+    assert called.wait(10)
+    assert semaphore.query() == 1
+
+
+@pytest.mark.parametrize("streams, graphs", [(None, True), ("false", True), ("true", False)])
+def test_mock_reusable_command_buffers_run_as_graphs(mock_env, mlp_cuda, streams, graphs):
+    """By default (and with --cuda_use_streams=false) the model's reusable command buffer is
+    captured once as a CUDA graph and launched each iteration; =true issues it command by
+    command. The same kernels run either way."""
+    flags = [] if streams is None else [f"--cuda_use_streams={streams}"]
+    entry = ("import sys; from amdgpu_cli.cli.main import benchmark_main; "
+             "benchmark_main(sys.argv[1:])")
+    result = subprocess.run([sys.executable, "-c", entry, "--device=cuda", f"--module={mlp_cuda}",
+                             "--function=predict", "--input=1x16xf32=1",
+                             "--benchmark_min_time=4x", *flags],
+                            capture_output=True, text=True, timeout=120, env=mock_env)
+    assert result.returncode == 0, result.stderr
+    log = _mock_log(mock_env)
+    launches = [line.split()[1] for line in log if line.startswith("launch ")]
+    assert launches == ["predict_dispatch_0_matmul_1x32x16_f32",
+                        "predict_dispatch_1_matmul_1x8x32_f32"] * (len(launches) // 2)
+    assert len(launches) >= 8
+    assert (log.count("graph-launch") == len(launches) // 2) is graphs
+    assert (0 < log.count("graph-instantiate") <= log.count("graph-launch")) is graphs
+    assert log.count("graph-destroy") == log.count("graph-instantiate")

@@ -16,10 +16,18 @@ Every allocation is at least 64 bytes (CUDA refuses 0). Immutable host imports (
 are copied into managed memory; writable ones are refused (None): pinning the caller's memory
 (`cuMemHostRegister`) is not done.
 
+Queue allocations (`allocate_queued` / `free_queued`: queue_alloca / queue_dealloca) are not
+zeroed (as in IREE). Device memory is stream-ordered where the device has memory pools
+(`cuMemAllocAsync` / `cuMemFreeAsync` on the device's stream, from its default pool, as IREE's
+cuda driver does with its stream-ordered pools): no host synchronization. Other heaps (managed
+memory for results the host maps) keep given-back blocks for the next queue allocation of the
+same size (`_free`), so a loop of calls does not allocate and free managed memory each time.
+
 Lifetime: a buffer's memory is freed by `close()`, by a finalizer capturing only the allocator
-and the pointers (never the buffer), or by `CudaAllocator.close()` (device close), whichever
-comes first; freeing is idempotent. Nothing is freed at interpreter exit. Queue work is
-synchronous (device.py), so no freed memory is in use by the GPU.
+and the pointers (never the buffer), by `free_queued`, or by `CudaAllocator.close()` (device
+close), whichever comes first; freeing is idempotent. Nothing is freed at interpreter exit.
+`cuMemFree` waits for work using the memory (CUDA synchronizes it), so a buffer dropped while
+the stream still reads it is freed safely; `cuMemFreeAsync` is ordered after it on the stream.
 Sources: IREE `cuda_allocator.c`, `cuda_buffer.c`.
 """
 
@@ -43,6 +51,7 @@ _HOST_VISIBLE = int(MemoryType.HOST_VISIBLE)
 _MAPPING = int(BufferUsage.MAPPING_SCOPED | BufferUsage.MAPPING_PERSISTENT)
 _ACCESS_ALL = int(MemoryAccess.ALL)
 MINIMUM_ALLOCATION = 64
+RECYCLE_LIMIT = 256 << 20  # bytes of given-back queue allocations kept for reuse (see _free)
 
 HEAP_DEVICE = "device"
 HEAP_MANAGED = "managed"
@@ -69,7 +78,8 @@ class CudaBuffer(Buffer):
     """A root buffer over one CUDA allocation; `device_pointer` is its device address."""
 
     def __init__(self, allocator: CudaAllocator, heap: str, device_pointer: int,
-                 host_pointer: int, byte_length: int, *, memory_type: int, usage: int):
+                 host_pointer: int, byte_length: int, *, memory_type: int, usage: int,
+                 recycle: int = 0):
         if heap == HEAP_DEVICE:
             # No host storage: the fields Buffer.__init__ sets, with none (map_range refuses
             # first: the memory type is not HOST_VISIBLE).
@@ -86,17 +96,16 @@ class CudaBuffer(Buffer):
             self._closed = False
             self._address = None
         else:
-            import numpy as np
-
             ffi = allocator.ffi
             raw = ffi.buffer(ffi.cast("void*", host_pointer), max(byte_length, 1))
-            storage = np.frombuffer(raw, dtype=np.uint8)[:byte_length]
+            storage = memoryview(raw)[:byte_length]  # bytes ("B"): no numpy on this path
             super().__init__(storage, memory_type=memory_type, allowed_usage=usage,
                              allowed_access=MemoryAccess.ALL, allocator=allocator)
         self.heap = heap
         self.device_pointer = device_pointer
         self.queue_allocated = False  # set by queue_alloca: queue_dealloca then frees it
-        self._free = weakref.finalize(self, allocator._free, heap, device_pointer, host_pointer)
+        self._free = weakref.finalize(self, allocator._free, heap, device_pointer, host_pointer,
+                                      recycle)
         self._free.atexit = False
 
     def close(self) -> None:
@@ -143,11 +152,15 @@ class CudaAllocator(Allocator):
     # 3.13.0's cuda allocator gives it (seen on an H100: allocator.import_buffer INVALID_ARGUMENT).
     captured_import_status = "INVALID_ARGUMENT"
 
-    def __init__(self, device, libcuda, *, managed: bool = True):
+    def __init__(self, device, libcuda, *, managed: bool = True, pools: bool = False):
         super().__init__(device, "cuda")
         self.libcuda = libcuda
         self.ffi = libcuda.ffi
         self.managed = managed
+        self.pools = pools  # stream-ordered allocation (cuMemAllocAsync) for queue allocations
+        self._recycled: dict[tuple[str, int], list[tuple[int, int]]] = {}  # see _free
+        self._recycled_bytes = 0
+        self._pointer_out = self.ffi.new("CUdeviceptr*")  # used under the device's stream lock
         # (heap, device pointer) -> host pointer, every allocation not yet freed.
         self._live: dict[tuple[str, int], int] = {}
         self._refs: dict[tuple[str, int], weakref.ref] = {}
@@ -183,7 +196,9 @@ class CudaAllocator(Allocator):
             if heap == HEAP_DEVICE:
                 self.device.memset_zero(device_ptr, size)
             elif byte_length:
-                buffer._storage_view()[:] = 0
+                import ctypes  # memset on the host pointer: no numpy on this path
+
+                ctypes.memset(host_ptr, 0, byte_length)
         except BaseException:
             self._free(heap, device_ptr, host_ptr)
             raise
@@ -191,6 +206,75 @@ class CudaAllocator(Allocator):
             self._refs[heap, device_ptr] = weakref.ref(buffer)
         self._record_allocation(buffer)
         return buffer
+
+    def allocate_queued(self, memory_type, usage, byte_length) -> CudaBuffer:
+        """A queue_alloca's buffer: device memory from the stream's pool (the caller holds the
+        device's stream lock, context current), else `allocate`."""
+        memory_type, usage = int(memory_type), int(usage)
+        heap = heap_for(memory_type, usage, self.managed)
+        if byte_length < 0 or self._closed:
+            return self.allocate(memory_type, usage, byte_length)
+        size = max(byte_length, MINIMUM_ALLOCATION)
+        if heap != HEAP_DEVICE or not self.pools:
+            return self._allocate_recycled(heap, size, byte_length, usage)
+        out = self._pointer_out
+        result = self.libcuda.lib.cuMemAllocAsync(out, size, self.device.stream)
+        if result:
+            error = self.libcuda.error("cuMemAllocAsync", result)
+            raise HalError(f"cannot allocate {size} bytes of {heap} memory: {error}",
+                           status=error.status)
+        device_ptr = int(out[0])
+        with self._blocks_lock:
+            self._live[heap, device_ptr] = 0
+        try:
+            buffer = CudaBuffer(self, heap, device_ptr, 0, byte_length,
+                                memory_type=HEAP_MEMORY_TYPES[heap], usage=usage & ~_MAPPING)
+        except BaseException:
+            self._free(heap, device_ptr, 0)
+            raise
+        with self._blocks_lock:
+            self._refs[heap, device_ptr] = weakref.ref(buffer)
+        self._record_allocation(buffer)
+        return buffer
+
+    def _allocate_recycled(self, heap: str, size: int, byte_length: int, usage: int
+                           ) -> CudaBuffer:
+        """A queue allocation outside the stream's pool: a block of the same heap and size that
+        an earlier queue allocation gave back, else a fresh one; not zeroed (as IREE)."""
+        with self._blocks_lock:
+            blocks = self._recycled.get((heap, size))
+            block = blocks.pop() if blocks else None
+            if block is not None:
+                self._recycled_bytes -= size
+                self._live[heap, block[0]] = block[1]
+        device_ptr, host_ptr = block if block is not None else self._allocate_block(heap, size)
+        if not HEAP_MEMORY_TYPES[heap] & _HOST_VISIBLE:
+            usage &= ~_MAPPING
+        try:
+            buffer = CudaBuffer(self, heap, device_ptr, host_ptr, byte_length,
+                                memory_type=HEAP_MEMORY_TYPES[heap], usage=usage, recycle=size)
+        except BaseException:
+            self._free(heap, device_ptr, host_ptr)
+            raise
+        with self._blocks_lock:
+            self._refs[heap, device_ptr] = weakref.ref(buffer)
+        self._record_allocation(buffer)
+        return buffer
+
+    def free_queued(self, buffer: CudaBuffer) -> None:
+        """A queue_dealloca: stream-ordered free of pool memory (the caller holds the stream
+        lock), else `close()`."""
+        key = (buffer.heap, buffer.device_pointer)
+        if not self.pools or buffer.heap != HEAP_DEVICE or buffer.closed:
+            buffer.close()
+            return
+        with self._blocks_lock:
+            if self._live.pop(key, None) is None:
+                return
+            self._refs.pop(key, None)
+        buffer._free.detach()
+        Buffer.close(buffer)
+        self.libcuda.call("cuMemFreeAsync", buffer.device_pointer, self.device.stream)
 
     def _allocate_block(self, heap: str, size: int) -> tuple[int, int]:
         """(device pointer, host pointer or 0) of a fresh block."""
@@ -224,12 +308,24 @@ class CudaAllocator(Allocator):
             self._live[heap, device_ptr] = host_ptr
         return int(device_ptr), host_ptr
 
-    def _free(self, heap: str, device_ptr: int, host_ptr: int) -> None:
-        """Return a block (once; a no-op once the allocator freed everything)."""
+    def _free(self, heap: str, device_ptr: int, host_ptr: int, recycle: int = 0) -> None:
+        """Return a block (once; a no-op once the allocator freed everything). A queue
+        allocation's block (`recycle`: its size) is kept for the next queue allocation of that
+        heap and size, up to RECYCLE_LIMIT bytes in all. Reuse is safe without waiting: the one
+        stream orders the next owner's work after the last one's, and the host touches the
+        memory only behind fences."""
         with self._blocks_lock:
             if self._live.pop((heap, device_ptr), None) is None:
                 return
             self._refs.pop((heap, device_ptr), None)
+            if recycle and not self._closed and \
+                    self._recycled_bytes + recycle <= RECYCLE_LIMIT:
+                self._recycled.setdefault((heap, recycle), []).append((device_ptr, host_ptr))
+                self._recycled_bytes += recycle
+                return
+        self._release_block(heap, device_ptr, host_ptr)
+
+    def _release_block(self, heap: str, device_ptr: int, host_ptr: int) -> None:
         self.device.bind()
         if heap == HEAP_HOST:
             self.libcuda.call("cuMemFreeHost", self.ffi.cast("void*", host_ptr))
@@ -268,3 +364,8 @@ class CudaAllocator(Allocator):
             if buffer is not None:
                 buffer.close()
             self._free(heap, device_ptr, host_ptr)
+        with self._blocks_lock:
+            recycled, self._recycled, self._recycled_bytes = self._recycled, {}, 0
+        for (heap, _), blocks in recycled.items():
+            for device_ptr, host_ptr in blocks:
+                self._release_block(heap, device_ptr, host_ptr)

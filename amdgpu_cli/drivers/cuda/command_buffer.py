@@ -39,7 +39,7 @@ from amdgpu_cli.hal.command_buffer import (
     resolve_copy,
     resolve_ref,
 )
-from amdgpu_cli.hal.enums import HalError
+from amdgpu_cli.hal.enums import CommandBufferMode, HalError
 
 PARAM_SLOT_SIZE = 8
 
@@ -100,6 +100,7 @@ def issue_fill(device, target: int, length: int, pattern: bytes) -> None:
                        status="INVALID_ARGUMENT")
     function, value = fill_call(pattern)
     device.libcuda.call(function, target, value, length // len(pattern), device.stream)
+    device.stream_work += 1
 
 
 def issue_update(device, target: int, data, keep: list) -> None:
@@ -110,41 +111,56 @@ def issue_update(device, target: int, data, keep: list) -> None:
     host = ffi.from_buffer(source)
     keep.append((source, host))  # alive until the stream is synchronized
     device.libcuda.call("cuMemcpyHtoDAsync_v2", target, host, source.nbytes, device.stream)
+    device.stream_work += 1
 
 
 def issue_copy(device, target: int, source: int, length: int) -> None:
     if length:
         device.libcuda.call("cuMemcpyAsync", target, source, length, device.stream)
+        device.stream_work += 1
 
 
-def issue_dispatch(device, command: DispatchCommand, binding_table=()) -> None:
+def issue_dispatch(device, command: DispatchCommand, binding_table=(), launches=None,
+                   index: int = 0) -> None:
+    """Launches one dispatch. `launches` (a dict the command buffer keeps: command index ->
+    (the binding pointers, the packed parameter array)) saves re-packing a dispatch whose
+    pointers did not change since its last execution."""
     if command.workgroup_count is None or command.workgroup_count_ref is not None:
         raise HalError("indirect parameters are not supported in CUDA streams",
                        status="UNIMPLEMENTED")
     function, export = command.executable.kernel(command.entry_point)
     pointers = binding_pointers(command, export.binding_count, binding_table)
-    payload = pack_kernel_params(pointers, command.constants, export.constant_count)
     grid = command.workgroup_count
-    if not (grid[0] and grid[1] and grid[2]):
-        return
     lib = device.libcuda
     ffi = lib.ffi
-    count = len(payload) // PARAM_SLOT_SIZE
-    params = ffi.NULL
-    if count:
-        slots = ffi.new("uint64_t[]", count)
-        ffi.memmove(slots, payload, len(payload))
-        params = ffi.new("void*[]", [ffi.cast("void*", slots + i) for i in range(count)])
+    known = launches.get(index) if launches is not None else None
+    if known is not None and known[0] == pointers:
+        params = known[1]
+    else:
+        payload = pack_kernel_params(pointers, command.constants, export.constant_count)
+        count = len(payload) // PARAM_SLOT_SIZE
+        array = slots = ffi.NULL
+        if count:
+            slots = ffi.new("uint64_t[]", count)
+            ffi.memmove(slots, payload, len(payload))
+            array = ffi.new("void*[]", [ffi.cast("void*", slots + i) for i in range(count)])
+        params = (array, slots)  # the slots live as long as the pointer array
+        if launches is not None:
+            launches[index] = (pointers, params)
+    if not (grid[0] and grid[1] and grid[2]):
+        return
     block = export.block_dims
-    # CUDA copies the parameter values at launch: slots/params may go once this returns.
+    # CUDA copies the parameter values at launch: the arrays may be reused or go at once.
     lib.call("cuLaunchKernel", function, grid[0], grid[1], grid[2], block[0], block[1],
-             block[2], export.block_shared_memory_size, device.stream, params, ffi.NULL)
+             block[2], export.block_shared_memory_size, device.stream, params[0], ffi.NULL)
+    device.stream_work += 1
 
 
-def issue_command(device, command, binding_table, keep: list) -> None:
-    """One recorded command on the stream."""
+def issue_command(device, command, binding_table, keep: list, launches=None,
+                  index: int = 0) -> None:
+    """One recorded command on the stream (`launches`, `index`: see issue_dispatch)."""
     if isinstance(command, DispatchCommand):
-        issue_dispatch(device, command, binding_table)
+        issue_dispatch(device, command, binding_table, launches, index)
     elif isinstance(command, (ExecutionBarrierCommand, DebugGroupCommand, AdviseBufferCommand)):
         pass  # the stream is in order
     elif isinstance(command, FillCommand):
@@ -164,6 +180,103 @@ def issue_command(device, command, binding_table, keep: list) -> None:
         raise HalError(f"unknown command {type(command).__name__}", status="INTERNAL")
 
 
+def launch_cache(command_buffer) -> dict:
+    """The command buffer's packed launch parameters (see issue_dispatch)."""
+    launches = getattr(command_buffer, "cuda_launches", None)
+    if launches is None:
+        launches = command_buffer.cuda_launches = {}
+    return launches
+
+
 def issue_command_buffer(device, command_buffer, binding_table, keep: list) -> None:
-    for command in command_buffer.commands:
-        issue_command(device, command, binding_table, keep)
+    if device.use_graphs and issue_as_graph(device, command_buffer, binding_table, keep):
+        return
+    launches = launch_cache(command_buffer)
+    for index, command in enumerate(command_buffer.commands):
+        issue_command(device, command, binding_table, keep, launches, index)
+
+
+# -- graphs (the cuda driver's `use_streams=False`) ------------------------------------------------
+
+GRAPH_CACHE_SIZE = 4  # graphs kept per command buffer (binding tables seen most recently)
+_GRAPHABLE = (DispatchCommand, ExecutionBarrierCommand, DebugGroupCommand, AdviseBufferCommand,
+              FillCommand, CopyCommand)
+
+
+def graphable(command_buffer) -> int:
+    """How many dispatches a command buffer that can run as a CUDA graph holds (0 when it
+    cannot: one-shot, or something other than direct dispatches, barriers, fills and copies —
+    host data, collectives, indirect workgroup counts; or CUDA refused to capture it)."""
+    known = getattr(command_buffer, "cuda_graphable", None)
+    if known is None:
+        commands = command_buffer.commands
+        ok = not (int(command_buffer.mode) & int(CommandBufferMode.ONE_SHOT)) and all(
+            isinstance(c, _GRAPHABLE) and not (isinstance(c, DispatchCommand) and (
+                c.workgroup_count is None or c.workgroup_count_ref is not None))
+            for c in commands)
+        known = sum(isinstance(c, DispatchCommand) for c in commands) if ok else 0
+        command_buffer.cuda_graphable = known
+    return known
+
+
+def graph_key(binding_table) -> tuple:
+    """What a captured graph depends on beyond the command buffer: each binding-table entry's
+    device address and length."""
+    return tuple((0, 0) if entry[0] is None else (device_pointer(entry[0], entry[1]), entry[2])
+                 for entry in binding_table)
+
+
+def issue_as_graph(device, command_buffer, binding_table, keep: list) -> bool:
+    """Launches the command buffer as a CUDA graph captured from its stream commands (once per
+    binding table: the latest GRAPH_CACHE_SIZE are kept); False when it cannot be one (the
+    caller then issues it command by command)."""
+    if not graphable(command_buffer):
+        return False
+    key = graph_key(binding_table)
+    graphs = device.graphs_of(command_buffer)
+    graph_exec = graphs.get(key)
+    lib = device.libcuda
+    if graph_exec is None:
+        graph_exec = capture_graph(device, command_buffer, binding_table, keep)
+        if graph_exec is None:
+            command_buffer.cuda_graphable = False
+            return False
+        graphs[key] = graph_exec
+        while len(graphs) > GRAPH_CACHE_SIZE:
+            lib.lib.cuGraphExecDestroy(graphs.pop(next(iter(graphs))))
+    lib.call("cuGraphLaunch", graph_exec, device.stream)
+    device.stream_work += 1
+    return True
+
+
+def capture_graph(device, command_buffer, binding_table, keep: list):
+    """The instantiated graph of the command buffer's commands, or None when CUDA refuses to
+    capture one of them (the stream is left as it was)."""
+    from amdgpu_cli.drivers.cuda.cuda_ffi import CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CudaError
+
+    lib = device.libcuda
+    ffi = lib.ffi
+    lib.call("cuStreamBeginCapture_v2", device.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+    graph = ffi.new("CUgraph*")
+    work = device.stream_work
+    try:
+        for index, command in enumerate(command_buffer.commands):
+            issue_command(device, command, binding_table, keep, None, index)
+    except CudaError:
+        lib.lib.cuStreamEndCapture(device.stream, graph)
+        if graph[0] != ffi.NULL:
+            lib.lib.cuGraphDestroy(graph[0])
+        device.stream_work = work
+        return None
+    except BaseException:
+        lib.lib.cuStreamEndCapture(device.stream, graph)
+        if graph[0] != ffi.NULL:
+            lib.lib.cuGraphDestroy(graph[0])
+        raise
+    device.stream_work = work
+    lib.call("cuStreamEndCapture", device.stream, graph)
+    try:
+        graph_exec = lib.out("CUgraphExec", "cuGraphInstantiateWithFlags", graph[0], 0)
+    finally:
+        lib.lib.cuGraphDestroy(graph[0])
+    return graph_exec

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 import cffi
 
 from amdgpu_cli.hal.enums import HalError
-from hsa_ffi.loader import dlopen_one
+from hsa_ffi.dl import dlopen_one
 
 CDEF = """
 typedef int CUresult;
@@ -79,6 +79,8 @@ CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flag
 CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags);
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags);
 CUresult cuMemFreeHost(void* p);
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
                               CUstream hStream);
@@ -96,6 +98,16 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                         void** kernelParams, void** extra);
 
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphExec_st* CUgraphExec;
+CUresult cuStreamBeginCapture_v2(CUstream hStream, int mode);
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                     unsigned long long flags);
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
+CUresult cuGraphDestroy(CUgraph hGraph);
+
 CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags);
 CUresult cuStreamSynchronize(CUstream hStream);
 CUresult cuStreamDestroy_v2(CUstream hStream);
@@ -103,6 +115,7 @@ CUresult cuStreamDestroy_v2(CUstream hStream);
 CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags);
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
 CUresult cuEventSynchronize(CUevent hEvent);
+CUresult cuEventQuery(CUevent hEvent);
 CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd);
 CUresult cuEventDestroy_v2(CUevent hEvent);
 """
@@ -112,8 +125,10 @@ REQUIRED = tuple(re.findall(r"CUresult (cu\w+)\(", CDEF))
 
 # -- constants (cuda.h) ----------------------------------------------------------------------
 CUDA_SUCCESS = 0
+CUDA_ERROR_NOT_READY = 600
 CU_STREAM_NON_BLOCKING = 0x1
 CU_EVENT_DEFAULT = 0x0
+CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
 CU_MEM_ATTACH_GLOBAL = 0x1
 CU_MEMHOSTALLOC_PORTABLE = 0x01
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02

@@ -3,16 +3,23 @@
 Creation follows IREE's `cuda_device.c` (reference replay-benchmark-cuda.md §3.4):
 `cuDevicePrimaryCtxRetain`, `cuCtxSetCurrent`, one `cuStreamCreate(CU_STREAM_NON_BLOCKING)` used
 for everything; teardown destroys the stream and releases the primary context. The context is
-made current (`bind`, cuCtxSetCurrent: per thread, cheap) before every CUDA call, so any thread
-may use the device.
+made current (`bind`) before CUDA calls, so any thread may use the device; each thread remembers
+the context it last made current (`_bound`), so a bind that would change nothing is no call.
 
-Queues: `HostQueueDevice`'s model (hal/device.py), synchronous and in order. A queue operation
-waits its wait fence on the host, then, holding the stream lock, issues its work on the stream
-(command_buffer.py), calls `cuStreamSynchronize` and only then signals its signal fence (or
-fails it with the error). IREE's device is asynchronous (a worker and a completion thread,
-CUevents per signal); the results are the same, the overlap is not. alloca allocates at once
-and signals (as IREE does); dealloca of a queue_alloca buffer frees it once ordered. Host memory
-that async copies read (updates) is kept in `_pending` until the stream is synchronized.
+Queues: asynchronous and in order on the one stream, HostQueueDevice's operations (hal/device.py)
+with `_submit` replaced. An operation whose wait fence is met — reached, or signalled by work
+already issued on this stream (stream order meets it) — is issued at once, holding the stream
+lock, and returns: a CUDA event recorded after its work signals its signal fence when the GPU
+gets there (completion.py: the waiter that needs it synchronizes that event, no thread
+hand-off). Any other wait parks the operation on its semaphores (`notify_at`) and it is issued
+by whoever signals the last of them, so the caller never blocks; a failed wait fails the signal
+fence with that error. An error issuing work fails the signal fence and is raised; an error the
+GPU reports later fails the fences of everything in flight. queue_alloca returns its buffer at
+once: its device memory comes from the stream's pool (cuMemAllocAsync, ordered on the stream;
+allocator.py), and an alloca whose wait stream order cannot meet waits for it on the host.
+dealloca of a queue_alloca buffer frees it in stream order (cuMemFreeAsync). Host memory an
+async copy reads stays referenced until its event completed. Synchronous host access to
+device-only memory (`copy_to_host`, `copy_from_host`) synchronizes the stream.
 Profiling (IREE's CUDA driver has none, §3.12): queue and memory events from the host, as
 `HostQueueDevice` records them; dispatch and device-queue events timed on the GPU with CUDA
 events around each launch / queue operation, command-buffer and executable metadata
@@ -20,7 +27,7 @@ events around each launch / queue operation, command-buffer and executable metad
 `query_i64`: `hal.device.id` against "cuda", `hal.executable.format` true only for
 `cuda-nvptx-fb`, `cuda.device` :: `compute_capability_major`/`_minor`.
 
-Lifetime: `close()` synchronizes the stream, unloads the executables, frees every allocation,
+Lifetime: `close()` completes the work in flight, synchronizes the stream, unloads the executables, frees every allocation,
 destroys the stream and releases the primary context (idempotent); a finalizer that captures
 only libcuda, the device ordinal and the stream does the last two if `close()` never ran.
 """
@@ -34,8 +41,13 @@ from amdgpu_cli.drivers.cuda import command_buffer as stream_ops
 from amdgpu_cli.drivers.cuda.allocator import CudaAllocator, device_pointer
 from amdgpu_cli.drivers.cuda.cuda_ffi import CU_STREAM_NON_BLOCKING, CudaError
 from amdgpu_cli.drivers.cuda.executable import CudaExecutableCache
+from amdgpu_cli.drivers.cuda.completion import StreamCompletion
 from amdgpu_cli.hal.device import HostQueueDevice
-from amdgpu_cli.hal.enums import HalError
+from amdgpu_cli.hal.enums import HalError, normalize_queue_affinity
+from amdgpu_cli.hal.profiling import Op
+
+
+_bound = threading.local()  # .context: the CUcontext this thread last made current through bind
 
 
 def _release(libcuda, cudevice: int, context, stream) -> None:
@@ -50,10 +62,15 @@ def _release(libcuda, cudevice: int, context, stream) -> None:
 
 class CudaDevice(HostQueueDevice):
     identifier = "cuda"
+    stream_work = 0  # stream operations the host could observe, issued so far (command_buffer.py)
 
-    def __init__(self, libcuda, cudevice: int, *, name: str = "", uuid: str = ""):
+    def __init__(self, libcuda, cudevice: int, *, name: str = "", uuid: str = "",
+                 use_streams: bool = False):
         self.libcuda = libcuda
         self.cudevice = cudevice
+        # Reusable command buffers as CUDA graphs (command_buffer.py) unless streams are asked.
+        self.use_graphs = not use_streams
+        self._graphs: dict[int, dict] = {}  # id(command buffer) -> {graph key: CUgraphExec}
         self.name = name
         self.uuid = uuid
         self.context_released = True
@@ -81,7 +98,10 @@ class CudaDevice(HostQueueDevice):
                                        attribute("COMPUTE_CAPABILITY_MINOR"))
             managed = bool(attribute("MANAGED_MEMORY")
                            and attribute("CONCURRENT_MANAGED_ACCESS"))
-            super().__init__("cuda", allocator=CudaAllocator(self, libcuda, managed=managed))
+            pools = bool(attribute("MEMORY_POOLS_SUPPORTED"))
+            super().__init__("cuda", allocator=CudaAllocator(self, libcuda, managed=managed,
+                                                             pools=pools))
+            self._completion = StreamCompletion(self)
             self._cache = CudaExecutableCache(self, "default")
         except BaseException:
             self._finalizer()
@@ -96,7 +116,9 @@ class CudaDevice(HostQueueDevice):
         """Make this device's context current on the calling thread."""
         if self.context_released:
             raise HalError("device is closed", status="FAILED_PRECONDITION")
-        self.libcuda.call("cuCtxSetCurrent", self.context)
+        if getattr(_bound, "context", None) is not self.context:
+            self.libcuda.call("cuCtxSetCurrent", self.context)
+            _bound.context = self.context
 
     def _synchronize(self) -> None:
         try:
@@ -120,7 +142,10 @@ class CudaDevice(HostQueueDevice):
             return result
 
     def memset_zero(self, pointer: int, size: int) -> None:
-        self._on_stream(stream_ops.issue_fill, (self, pointer, size, b"\0"))
+        """Zero device memory, ordered on the stream before any later use (no wait)."""
+        with self._stream_lock:
+            self.bind()
+            stream_ops.issue_fill(self, pointer, size, b"\0")
 
     def copy_to_host(self, pointer: int, out) -> None:
         """Copy device memory at `pointer` into the writable buffer `out` (synchronously)."""
@@ -135,6 +160,22 @@ class CudaDevice(HostQueueDevice):
     def copy_from_host(self, pointer: int, data) -> None:
         """Copy host bytes to device memory at `pointer` (synchronously)."""
         self._on_stream(stream_ops.issue_update, (self, pointer, data, self._pending))
+
+    def graphs_of(self, command_buffer) -> dict:
+        """The captured graphs of a command buffer (destroyed with it, or at close)."""
+        graphs = self._graphs.get(id(command_buffer))
+        if graphs is None:
+            graphs = self._graphs[id(command_buffer)] = {}
+            weakref.finalize(command_buffer, self._drop_graphs, id(command_buffer))
+        return graphs
+
+    def _drop_graphs(self, key: int) -> None:
+        graphs = self._graphs.pop(key, None)
+        if graphs and not self.context_released:
+            with self._stream_lock:
+                self.bind()
+                for graph_exec in graphs.values():
+                    self.libcuda.lib.cuGraphExecDestroy(graph_exec)
 
     # -- resources ------------------------------------------------------------------------------
     @property
@@ -183,48 +224,133 @@ class CudaDevice(HostQueueDevice):
     def _profile_executable(self, recorder, executable) -> int:
         return recorder.record_cuda_executable(executable)
 
-    def _on_stream_spanned(self, work, args):
-        """`_on_stream` inside a device-queue span (the profiled queue operation's)."""
-        operation = self._profile_op
-
-        def spanned():
-            recorder = self.profiler
-            start = recorder.span_open(operation)
-            try:
-                return work(*args) if work is not None else None
-            finally:
-                recorder.span_close(operation, start)
-
-        return self._on_stream(spanned, ())
-
     def _execute_timed(self, recorder, command_buffer, binding_table) -> None:
         """A command buffer with an event pair around each selected dispatch."""
         from amdgpu_cli.hal.command_buffer import DispatchCommand
 
         operation = self._profile_op
+        launches = stream_ops.launch_cache(command_buffer)
         for index, command in enumerate(command_buffer.commands):
             if isinstance(command, DispatchCommand) and command.workgroup_count is not None \
                     and all(command.workgroup_count):
                 pair = recorder.dispatch(operation, command, index)
-                stream_ops.issue_dispatch(self, command, binding_table)
+                stream_ops.issue_dispatch(self, command, binding_table, launches, index)
                 if pair is not None:
                     recorder.dispatch_done(pair)
             else:
-                stream_ops.issue_command(self, command, binding_table, self._pending)
+                stream_ops.issue_command(self, command, binding_table, self._pending, launches,
+                                         index)
 
     # -- queue operations (HostQueueDevice's, issued on the stream) -------------------------------
+    def _met(self, wait) -> bool:
+        """Whether every timepoint of `wait` is reached or will be by work already issued on
+        this stream (which runs in order before anything issued now)."""
+        completion = self._completion
+        for semaphore, value in wait._timepoints.items():
+            if semaphore._value < value and completion.issued(semaphore) < value:
+                return False
+        return True
+
     def _submit(self, queue_affinity, wait, signal, work, *args):
-        recorder = self.profiler
-        if recorder is not None and recorder.device_queue_events and \
-                self._profile_op is not None:
-            return super()._submit(queue_affinity, wait, signal, self._on_stream_spanned, work,
-                                   args)
-        if work is None:
-            return super()._submit(queue_affinity, wait, signal, None)
-        return super()._submit(queue_affinity, wait, signal, self._on_stream, work, args)
+        if queue_affinity.__class__ is not int:  # compiled code passes ints: nothing to check
+            normalize_queue_affinity(queue_affinity)
+        if self._closed:
+            raise HalError("device is closed", status="FAILED_PRECONDITION")
+        operation = self._profile_op
+        if wait is not None and wait._timepoints:
+            failure = wait.failure
+            if failure is not None:
+                if signal is not None:
+                    signal.fail(failure)
+                raise failure
+            if not self._met(wait):
+                self._defer(wait, signal, work, args, operation)
+                return None
+        return self._issue(signal, work, args, operation)
+
+    def _issue(self, signal, work, args, operation):
+        """Issues `work(*args)` on the stream and queues the signal behind it."""
+        with self._stream_lock:
+            self.bind()
+            recorder = self.profiler
+            spanned = (recorder is not None and recorder.device_queue_events
+                       and operation is not None)
+            work_before = self.stream_work
+            try:
+                if spanned:
+                    start = recorder.span_open(operation)
+                    try:
+                        result = work(*args) if work is not None else None
+                    finally:
+                        recorder.span_close(operation, start)
+                else:
+                    result = work(*args) if work is not None else None
+            except HalError as error:
+                keep, self._pending = self._pending, []
+                if keep:
+                    self._completion_add(None, keep)
+                if signal is not None:
+                    signal.fail(error)
+                raise
+            keep, self._pending = self._pending, []
+            if keep or (self.stream_work != work_before or spanned) and (
+                    signal is not None and signal._timepoints):
+                self._completion.add(signal, keep)
+            elif signal is not None and signal._timepoints:
+                # No work of its own the host could observe (a barrier, a pool alloca or
+                # free): signalled with what was issued before it.
+                self._completion.follow(signal)
+        return result
+
+    def _completion_add(self, fence, keep) -> None:
+        try:
+            self._completion.add(fence, keep)
+        except CudaError:
+            self._synchronize_quietly()
+
+    def _synchronize_quietly(self) -> None:
+        try:
+            self._synchronize()
+        except CudaError:
+            pass  # the first error is the one reported
+
+    def _defer(self, wait, signal, work, args, operation) -> None:
+        """Issues the operation once every unmet timepoint of `wait` is reached (in the thread
+        that reaches the last); a failed wait fails `signal`."""
+        unmet = [(s, v) for s, v in wait._timepoints.items() if s._value < v]
+        remaining = [len(unmet)]
+        lock = threading.Lock()
+
+        def ready():
+            with lock:
+                remaining[0] -= 1
+                if remaining[0]:
+                    return
+            failure = wait.failure
+            if failure is not None:
+                if signal is not None:
+                    signal.fail(failure)
+                return
+            if self._closed:
+                if signal is not None:
+                    signal.fail(HalError("device is closed", status="FAILED_PRECONDITION"))
+                return
+            try:
+                self._issue(signal, work, args, operation)
+            except HalError:
+                pass  # the signal fence carries it
+
+        for semaphore, value in unmet:
+            semaphore.notify_at(value, ready)
+
+    def _alloca_buffer(self, memory_type, usage, byte_length):
+        return self._allocator.allocate_queued(memory_type, usage, byte_length)
 
     def queue_alloca(self, queue_affinity, wait, signal, memory_type, usage, byte_length, pool=0,
                      flags=0):
+        if wait is not None and wait._timepoints and wait.failure is None and \
+                not self._met(wait):
+            wait.wait()  # the buffer is returned now: its wait is met first
         buffer = super().queue_alloca(queue_affinity, wait, signal, memory_type, usage,
                                       byte_length, pool, flags)
         buffer.queue_allocated = True
@@ -233,8 +359,11 @@ class CudaDevice(HostQueueDevice):
     def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
         root = buffer.root
         if getattr(root, "queue_allocated", False):
-            return self._submit(queue_affinity, wait, signal, root.close)
-        return self._submit(queue_affinity, wait, signal, None)
+            if self.profiler is not None:
+                return self._profiled(Op.BARRIER, queue_affinity, wait, signal,
+                                      self._allocator.free_queued, (root,), operation_count=0)
+            return self._submit(queue_affinity, wait, signal, self._allocator.free_queued, root)
+        return super().queue_dealloca(queue_affinity, wait, signal, buffer, flags)
 
     def queue_update(self, queue_affinity, wait, signal, source, source_offset, target,
                      target_offset, length, flags=0):
@@ -289,9 +418,12 @@ class CudaDevice(HostQueueDevice):
             except HalError as error:
                 errors.append(error)
 
+        step(self._completion.close)  # every fence in flight signalled (or failed)
         with self._stream_lock:
             step(self.bind)
             step(self._synchronize)
+            for key in list(self._graphs):
+                step(self._drop_graphs, key)
             for ref in self._executables:
                 executable = ref()
                 if executable is not None:
@@ -301,5 +433,7 @@ class CudaDevice(HostQueueDevice):
             step(self.libcuda.call, "cuDevicePrimaryCtxRelease_v2", self.cudevice)
             self._finalizer.detach()
             self.context_released = True
+            if getattr(_bound, "context", None) is self.context:
+                _bound.context = None
         if errors:
             raise errors[0]

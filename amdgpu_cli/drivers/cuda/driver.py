@@ -135,9 +135,13 @@ class Driver(HalDriver):
     name = "cuda"
 
     def __init__(self, *, libcuda_search_paths: Sequence[str] = (), default_index: int = 0,
-                 environ: Mapping[str, str] | None = None):
+                 environ: Mapping[str, str] | None = None, use_streams: bool = False):
         from amdgpu_cli.drivers.cuda import cuda_ffi
 
+        # IREE's --cuda_use_streams: True issues every command buffer on the stream command by
+        # command; False (our default, measured faster: bench/cuda_speed.py) runs reusable ones
+        # as CUDA graphs.
+        self.use_streams = bool(use_streams)
         self.libcuda = cuda_ffi.load(libcuda_search_paths, environ)
         self.libcuda.call("cuInit", 0)
         self.default_index = int(default_index)
@@ -199,7 +203,7 @@ class Driver(HalDriver):
         from amdgpu_cli.drivers.cuda.device import CudaDevice
 
         device = CudaDevice(self.libcuda, cudevice, name=self._name(cudevice),
-                            uuid=format_uuid(self._uuid(cudevice)))
+                            uuid=format_uuid(self._uuid(cudevice)), use_streams=self.use_streams)
         self._devices = [ref for ref in self._devices if ref() is not None]
         self._devices.append(weakref.ref(device))
         return device
