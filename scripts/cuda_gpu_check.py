@@ -20,7 +20,8 @@ Two steps, on two machines:
       On the GPU machine (python3, numpy, our wheel, IREE's runtime tools; no iree-compile):
       runs every case with IREE's iree-run-module (`IREE_RUN_MODULE`, else the one on PATH) and
       with our amdgpu-run (`AMDGPU_RUN`, else the one on PATH, else `python -m` of our CLI), both
-      `--device=cuda` (`CUDA_DEVICE` overrides, e.g. cuda://1), compares exit status and stdout,
+      `--device=cuda` (`CUDA_DEVICE` overrides, e.g. cuda://1; `OURS_CUDA_DEVICE` / --ours-device
+      ours alone, e.g. cuda://0,1 for two GPUs in one device), compares exit status and stdout,
       prints one row per case (identical / DIFFERENT, with the first differing line and our
       stderr's first line) and exits 1 if any case differs. --json writes every output.
 """
@@ -146,9 +147,11 @@ def first_difference(a: str, b: str) -> str:
     return "same lines (whitespace differs)"
 
 
-def compare(out_dir: Path, *, only: str = "", device: str = "") -> list[dict]:
+def compare(out_dir: Path, *, only: str = "", device: str = "", ours_device: str = ""
+            ) -> list[dict]:
     manifest = json.loads((out_dir / "manifest.json").read_text())
     device = device or os.environ.get("CUDA_DEVICE", "cuda")
+    ours_device = ours_device or os.environ.get("OURS_CUDA_DEVICE", device)
     iree, ours = iree_run_module(), amdgpu_run()
     rows = []
     for case in manifest["cases"]:
@@ -156,7 +159,7 @@ def compare(out_dir: Path, *, only: str = "", device: str = "") -> list[dict]:
             continue
         module = out_dir / case["module"]
         reference = run_case(iree, module, case["args"], device)
-        mine = run_case(ours, module, case["args"], device)
+        mine = run_case(ours, module, case["args"], ours_device)
         same = (reference["returncode"] == mine["returncode"]
                 and reference["stdout"] == mine["stdout"])
         rows.append({"id": case["id"], "identical": same, "iree": reference, "ours": mine,
@@ -194,6 +197,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="write every case's outputs here")
     parser.add_argument("--filter", default="", help="only cases whose id contains this")
     parser.add_argument("--device", default="", help="device URI (default cuda)")
+    parser.add_argument("--ours-device", default="", help="our device URI (default --device)")
     options = parser.parse_args(argv)
     if options.compile:
         manifest = compile_modules(options.dir)
@@ -201,7 +205,8 @@ def main(argv=None) -> int:
         for name, why in manifest["skipped"].items():
             print(f"not compiled: {name}: {why}")
         return 0
-    rows = compare(options.dir, only=options.filter, device=options.device)
+    rows = compare(options.dir, only=options.filter, device=options.device,
+                   ours_device=options.ours_device)
     skipped = json.loads((options.dir / "manifest.json").read_text()).get("skipped", {})
     print_table(rows, skipped)
     if options.json:

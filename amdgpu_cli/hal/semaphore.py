@@ -154,9 +154,11 @@ class Semaphore:
         return due
 
     @property
-    def parked(self) -> bool:
-        """Whether a `notify_at` callback waits on this semaphore."""
-        return bool(self._timepoint_callbacks)
+    def awaited(self) -> bool:
+        """Whether anything may be waiting for this semaphore without driving it: a `notify_at`
+        callback, a multi-semaphore waiter, or a waiter blocked before it had a driver. A
+        device that becomes its driver then makes progress on its own (see `wait`)."""
+        return bool(self._timepoint_callbacks or self._watchers) or self._condition is not None
 
     def notify_at(self, value: int, callback: Callable[[], None]) -> None:
         """Call `callback()` once the payload is >= value or the semaphore has failed."""
@@ -217,18 +219,29 @@ class Semaphore:
         with self._lock:
             if self._reached(value):
                 return  # no Condition needed
-        if self._driver is not None:
-            self._driver.drive(self, value, timeout)
-            with self._lock:
+        deadline = _deadline(timeout)
+        driven = None
+        while True:
+            # A device driver (module docstring) is driven once, here in the waiting thread;
+            # one that appears while this waits (the work was issued later) is driven too. The
+            # Condition is made before the driver is read again, and a device checks `awaited`
+            # after it becomes the driver, so one of the two always sees the other.
+            driver = self._driver
+            if driver is not None and driver is not driven:
+                driven = driver
+                driver.drive(self, value, _remaining(deadline))
+                with self._lock:
+                    if self._reached(value):
+                        return  # still no Condition: the usual case
+            with self._cond:
                 if self._reached(value):
                     return
-        deadline = _deadline(timeout)
-        with self._cond:
-            while not self._reached(value):
                 remaining = _remaining(deadline)
                 if remaining == 0.0:
                     raise HalError(f"timed out waiting for semaphore value {value} (current "
                                    f"{self._value})", status="DEADLINE_EXCEEDED")
+                if self._driver is not driven:
+                    continue
                 self._cond.wait(remaining)
 
 

@@ -1,4 +1,5 @@
-"""Cross-driver HAL conformance: one suite, run over `local-sync` and `amdgpu` (on softhsa, gfx942).
+"""Cross-driver HAL conformance: one suite, run over `local-sync`, `amdgpu` (on softhsa, gfx942) and
+`cuda` (on mockcuda; with CONFORMANCE_REAL_CUDA=1 on a GPU machine's libcuda), one GPU and two.
 
 Every test takes the `device` fixture and uses only the HAL interfaces (`hal/device.py`: allocator,
 semaphores, command buffers, queue operations), so a driver passes by behaving as the HAL contract
@@ -20,6 +21,7 @@ tests/test_amdgpu_corpus.py), and that comparison is skipped on amdgpu with that
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -77,12 +79,43 @@ def amdgpu_registry(softhsa_lib, tmp_path_factory):
     driver.close()
 
 
+@pytest.fixture(scope="module")
+def cuda_registry(tmp_path_factory):
+    """A registry whose `cuda` driver is mockcuda with two GPUs (tests/drivers/mockcuda.py:
+    transfers are real host memory operations, kernels are not run), or, with
+    CONFORMANCE_REAL_CUDA=1 (a GPU machine), the system's libcuda."""
+    if os.environ.get("CONFORMANCE_REAL_CUDA") == "1":
+        registry = default_registry()
+        yield registry
+        registry.driver("cuda").close()
+        return
+    from amdgpu_cli.drivers.cuda import cuda_ffi
+    from tests.drivers.mockcuda import build_mockcuda
+
+    mock = build_mockcuda(tmp_path_factory.mktemp("mockcuda_conformance"))
+    saved = os.environ.get("MOCKCUDA_DEVICES")
+    os.environ["MOCKCUDA_DEVICES"] = "2"
+    registry = default_registry().with_options({"cuda": {
+        "libcuda_search_paths": [str(mock)], "environ": {cuda_ffi.SKIP_SYSTEM_ENV: "1"}}})
+    try:
+        yield registry
+        registry.driver("cuda").close()
+    finally:
+        if saved is None:
+            os.environ.pop("MOCKCUDA_DEVICES", None)
+        else:
+            os.environ["MOCKCUDA_DEVICES"] = saved
+
+
 # device under test -> (URI, examples/compile.py target of its modules, queue affinity bits it
-# has). amdgpu: bit i is queue i % 2 of physical device i // 2; local-sync runs every queue inline.
+# has). amdgpu: bit i is queue i % 2 of physical device i // 2; cuda: bit i is GPU i (one stream
+# each); local-sync runs every queue inline.
 DRIVERS = {
     "local-sync": ("local-sync", "llvm-cpu", (1, 2)),
     "amdgpu": ("amdgpu://0", "amdgpu-gfx942", (1, 2)),
     "amdgpu-2gpu": ("amdgpu://0,1", "amdgpu-gfx942", (1, 2, 4, 8)),
+    "cuda": ("cuda://0", "cuda-sm_80", (1,)),
+    "cuda-2gpu": ("cuda://0,1", "cuda-sm_80", (1, 2)),
 }
 
 
@@ -92,13 +125,20 @@ def device_source(request):
     uri, target, affinities = DRIVERS[request.param]
     if request.param.startswith("amdgpu"):
         return request.getfixturevalue("amdgpu_registry"), uri, target, affinities
+    if request.param.startswith("cuda"):
+        return request.getfixturevalue("cuda_registry"), uri, target, affinities
     return default_registry(), uri, target, affinities
 
 
 @pytest.fixture
 def device(device_source):
     registry, uri, _, _ = device_source
-    created = registry.create_device(uri)
+    try:
+        created = registry.create_device(uri)
+    except HalError as error:
+        if uri.startswith("cuda") and error.status == "NOT_FOUND":
+            pytest.skip(f"{uri}: {error}")  # a real machine with fewer GPUs
+        raise
     yield created
     created.close()
 
@@ -548,4 +588,7 @@ def test_dispatch_of_a_compiled_kernel(device_source, dispatch_modules):
     if uri.startswith("amdgpu"):
         pytest.skip("ran to completion; results not compared: softhsa does not execute "
                     "IREE-compiled kernels (their packets/kernargs: tests/test_amdgpu_corpus.py)")
+    if uri.startswith("cuda") and os.environ.get("CONFORMANCE_REAL_CUDA") != "1":
+        pytest.skip("ran to completion; results not compared: mockcuda does not run kernels "
+                    "(tests/drivers/test_cuda_gpu.py runs them on a GPU)")
     assert np.array_equal(result.storage, a * b + a)

@@ -128,7 +128,7 @@ def issue_dispatch(device, command: DispatchCommand, binding_table=(), launches=
     if command.workgroup_count is None or command.workgroup_count_ref is not None:
         raise HalError("indirect parameters are not supported in CUDA streams",
                        status="UNIMPLEMENTED")
-    function, export = command.executable.kernel(command.entry_point)
+    function, export = command.executable.kernel(command.entry_point, device)
     pointers = binding_pointers(command, export.binding_count, binding_table)
     grid = command.workgroup_count
     lib = device.libcuda

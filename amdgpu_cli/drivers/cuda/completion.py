@@ -92,9 +92,10 @@ class StreamCompletion:
             semaphore._driver = self
 
     def _watched(self, fence) -> None:
-        """Work already parked on one of the fence's semaphores (notify_at before it had a
-        driver) needs the signal without a waiter: progress."""
-        if any(semaphore.parked for semaphore in fence._timepoints):
+        """Something already waiting on one of the fence's semaphores without driving it (work
+        parked with notify_at, a waiter blocked before this was its driver) needs the signal
+        without a new waiter: progress."""
+        if any(semaphore.awaited for semaphore in fence._timepoints):
             self.progress()
 
     def follow(self, fence) -> None:

@@ -66,6 +66,8 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxPushCurrent_v2(CUcontext ctx);
 CUresult cuCtxPopCurrent_v2(CUcontext* pctx);
+CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev);
+CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
 
 CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
                             CUjit_option* options, void** optionValues);
@@ -126,6 +128,7 @@ REQUIRED = tuple(re.findall(r"CUresult (cu\w+)\(", CDEF))
 # -- constants (cuda.h) ----------------------------------------------------------------------
 CUDA_SUCCESS = 0
 CUDA_ERROR_NOT_READY = 600
+CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704
 CU_STREAM_NON_BLOCKING = 0x1
 CU_EVENT_DEFAULT = 0x0
 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1

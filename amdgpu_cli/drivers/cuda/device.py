@@ -64,8 +64,11 @@ class CudaDevice(HostQueueDevice):
     identifier = "cuda"
     stream_work = 0  # stream operations the host could observe, issued so far (command_buffer.py)
 
+    member_index = 0  # this GPU's place in a several-GPU device (queue affinity bit)
+    peers: tuple = ()  # the other GPUs of a several-GPU device (this one is the first)
+
     def __init__(self, libcuda, cudevice: int, *, name: str = "", uuid: str = "",
-                 use_streams: bool = False):
+                 use_streams: bool = False, pools: bool = True):
         self.libcuda = libcuda
         self.cudevice = cudevice
         # Reusable command buffers as CUDA graphs (command_buffer.py) unless streams are asked.
@@ -98,7 +101,7 @@ class CudaDevice(HostQueueDevice):
                                        attribute("COMPUTE_CAPABILITY_MINOR"))
             managed = bool(attribute("MANAGED_MEMORY")
                            and attribute("CONCURRENT_MANAGED_ACCESS"))
-            pools = bool(attribute("MEMORY_POOLS_SUPPORTED"))
+            pools = pools and bool(attribute("MEMORY_POOLS_SUPPORTED"))
             super().__init__("cuda", allocator=CudaAllocator(self, libcuda, managed=managed,
                                                              pools=pools))
             self._completion = StreamCompletion(self)
@@ -161,6 +164,48 @@ class CudaDevice(HostQueueDevice):
         """Copy host bytes to device memory at `pointer` (synchronously)."""
         self._on_stream(stream_ops.issue_update, (self, pointer, data, self._pending))
 
+    # -- several GPUs ------------------------------------------------------------------------
+    def add_peers(self, peers) -> None:
+        """Makes this device the first of several GPUs: `peers` (CudaDevices of the other GPUs,
+        made without stream-ordered pools, whose memory other GPUs cannot reach without more
+        set-up) take the queue work whose affinity selects them, every GPU may access every
+        other's memory (`cuCtxEnablePeerAccess` both ways), and executables load on all."""
+        from amdgpu_cli.drivers.cuda.cuda_ffi import CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+
+        if not peers:
+            return
+        members = [self, *peers]
+        lib = self.libcuda
+        for i, member in enumerate(members):
+            member.member_index = i
+        for member in members:
+            member.bind()
+            for other in members:
+                if other is member:
+                    continue
+                if not lib.out("int", "cuDeviceCanAccessPeer", member.cudevice, other.cudevice):
+                    raise HalError(f"CUDA devices {member.cudevice} and {other.cudevice} cannot "
+                                   "access each other's memory; they cannot form one device",
+                                   status="UNAVAILABLE")
+                result = lib.lib.cuCtxEnablePeerAccess(other.context, 0)
+                if result not in (0, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED):
+                    raise lib.error("cuCtxEnablePeerAccess", result)
+        self.peers = tuple(peers)
+        if self._allocator.pools:
+            self._allocator.pools = False
+
+    def _member(self, queue_affinity):
+        """The GPU a queue affinity selects: its lowest bit (bit i: the i-th GPU); ANY (-1)
+        selects the first."""
+        count = 1 + len(self.peers)
+        mask = normalize_queue_affinity(queue_affinity) & ((1 << count) - 1)
+        if not mask:
+            raise HalError(f"queue affinity 0x{normalize_queue_affinity(queue_affinity):x} "
+                           f"selects none of the {count} GPUs of this device",
+                           status="INVALID_ARGUMENT")
+        index = (mask & -mask).bit_length() - 1
+        return self if index == 0 else self.peers[index - 1]
+
     def graphs_of(self, command_buffer) -> dict:
         """The captured graphs of a command buffer (destroyed with it, or at close)."""
         graphs = self._graphs.get(id(command_buffer))
@@ -211,6 +256,9 @@ class CudaDevice(HostQueueDevice):
         from amdgpu_cli.drivers.cuda import profiling
 
         profiling.check(options)
+        if self.peers:
+            raise HalError("CUDA profiling of a device of several GPUs is not supported",
+                           status="UNIMPLEMENTED")
 
     def profiling_begin(self, options, sink) -> None:
         from amdgpu_cli.drivers.cuda.profiling import CudaRecorder
@@ -256,6 +304,12 @@ class CudaDevice(HostQueueDevice):
             normalize_queue_affinity(queue_affinity)
         if self._closed:
             raise HalError("device is closed", status="FAILED_PRECONDITION")
+        if self.peers:
+            member = self._member(queue_affinity)
+            if member is not self:  # the work of another GPU: its method, its stream
+                if getattr(work, "__self__", None) is self:
+                    work = getattr(member, work.__func__.__name__)
+                return member._submit(-1, wait, signal, work, *args)
         operation = self._profile_op
         if wait is not None and wait._timepoints:
             failure = wait.failure
@@ -348,6 +402,11 @@ class CudaDevice(HostQueueDevice):
 
     def queue_alloca(self, queue_affinity, wait, signal, memory_type, usage, byte_length, pool=0,
                      flags=0):
+        if self.peers:
+            member = self._member(queue_affinity)
+            if member is not self:
+                return member.queue_alloca(-1, wait, signal, memory_type, usage, byte_length,
+                                           pool, flags)
         if wait is not None and wait._timepoints and wait.failure is None and \
                 not self._met(wait):
             wait.wait()  # the buffer is returned now: its wait is met first
@@ -359,10 +418,11 @@ class CudaDevice(HostQueueDevice):
     def queue_dealloca(self, queue_affinity, wait, signal, buffer, flags=0):
         root = buffer.root
         if getattr(root, "queue_allocated", False):
+            free = root.allocator.free_queued  # the allocator (GPU) that made it
             if self.profiler is not None:
-                return self._profiled(Op.BARRIER, queue_affinity, wait, signal,
-                                      self._allocator.free_queued, (root,), operation_count=0)
-            return self._submit(queue_affinity, wait, signal, self._allocator.free_queued, root)
+                return self._profiled(Op.BARRIER, queue_affinity, wait, signal, free, (root,),
+                                      operation_count=0)
+            return self._submit(queue_affinity, wait, signal, free, root)
         return super().queue_dealloca(queue_affinity, wait, signal, buffer, flags)
 
     def queue_update(self, queue_affinity, wait, signal, source, source_offset, target,
@@ -408,9 +468,16 @@ class CudaDevice(HostQueueDevice):
         if self._closed:
             return
         super().close()
-        if self.context_released:
-            return
         errors: list[BaseException] = []
+        for peer in self.peers:  # the other GPUs of a several-GPU device first
+            try:
+                peer.close()
+            except HalError as error:
+                errors.append(error)
+        if self.context_released:
+            if errors:
+                raise errors[0]
+            return
 
         def step(action, *args):
             try:

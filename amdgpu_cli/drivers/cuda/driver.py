@@ -190,20 +190,35 @@ class Driver(HalDriver):
 
     # -- devices --------------------------------------------------------------------------------
     def create_device_by_path(self, path: str = "", params=None):
+        """One GPU (`""`, `N`, `GPU-<uuid>`), or several in one device (`0,1`: each part any of
+        those forms; queue affinity bit i selects the i-th, device.py)."""
         uuids = [self._uuid(self._cudevice(i)) for i in range(self._count())]
-        index = select_device(path, uuids, self.default_index)
-        return self._create(self._cudevice(index))
+        parts = path.split(",")
+        if len(parts) > 1 and any(not part for part in parts):
+            raise HalError(f"empty device in device path '{path}'", status="INVALID_ARGUMENT")
+        indices = [select_device(part, uuids, self.default_index) for part in parts]
+        if len(set(indices)) != len(indices):
+            raise HalError(f"device path '{path}' names a GPU twice", status="INVALID_ARGUMENT")
+        first = self._create(self._cudevice(indices[0]), pools=len(indices) == 1)
+        try:
+            first.add_peers([self._create(self._cudevice(i), pools=False)
+                             for i in indices[1:]])
+        except BaseException:
+            first.close()
+            raise
+        return first
 
     def create_device_by_id(self, device_id: int = DEVICE_ID_DEFAULT, params=None):
         if device_id == DEVICE_ID_DEFAULT:
             return self.create_device_by_path("", params)
         return self._create(device_id - 1)
 
-    def _create(self, cudevice: int):
+    def _create(self, cudevice: int, pools: bool = True):
         from amdgpu_cli.drivers.cuda.device import CudaDevice
 
         device = CudaDevice(self.libcuda, cudevice, name=self._name(cudevice),
-                            uuid=format_uuid(self._uuid(cudevice)), use_streams=self.use_streams)
+                            uuid=format_uuid(self._uuid(cudevice)), use_streams=self.use_streams,
+                            pools=pools)
         self._devices = [ref for ref in self._devices if ref() is not None]
         self._devices.append(weakref.ref(device))
         return device

@@ -33,6 +33,7 @@ class CudaExecutable(Executable):
         super().__init__(device)
         self.definition = definition
         self.image = image  # the CDA1 bytes as given (what a profile hashes and stores)
+        self.members = [self]  # per GPU of a several-GPU device, the copy loaded there
         self.modules = modules
         self.functions = functions  # CUfunction per export ordinal
         self.kernels = definition.exports  # CudaExport per export ordinal
@@ -43,8 +44,11 @@ class CudaExecutable(Executable):
     def exports(self) -> tuple[ExportInfo, ...]:
         return self._exports
 
-    def kernel(self, ordinal: int):
-        """(CUfunction, CudaExport) of export `ordinal`."""
+    def kernel(self, ordinal: int, device=None):
+        """(CUfunction, CudaExport) of export `ordinal` in the context of `device` (a GPU of a
+        several-GPU device: the copy loaded there; None: this executable's own)."""
+        if device is not None and device is not self.device:
+            return self.members[device.member_index].kernel(ordinal)
         self.export(ordinal)  # OUT_OF_RANGE with the HAL's message
         if self._closed:
             raise HalError("executable is closed", status="FAILED_PRECONDITION")
@@ -95,6 +99,9 @@ class CudaExecutableCache(ExecutableCache):
             executable.close()
             raise
         device._track(executable)
+        for peer in device.peers:  # a several-GPU device: a copy in every GPU's context
+            executable.members.append(peer.create_executable_cache().prepare_executable(
+                executable_format, image, constants))
         return executable
 
     def _load_module(self, ptx: bytes):
