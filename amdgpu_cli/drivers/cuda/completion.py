@@ -35,19 +35,15 @@ POLL_INTERVAL_S = 50e-6  # a timed wait polls the event this often
 
 
 class Entry:
-    __slots__ = ("event", "fence", "keep", "done", "followers")
+    __slots__ = ("event", "fences", "keep", "done")
 
     def __init__(self, event, fence, keep):
         self.event = event
-        self.fence = fence  # a Fence, or None (only host memory to keep alive)
+        # Its fence (none: only host memory to keep alive), then the fences that follow it
+        # (StreamCompletion.follow).
+        self.fences = [fence] if fence is not None else []
         self.keep = keep
         self.done = False
-        self.followers: list = []  # fences signalled with this one (StreamCompletion.follow)
-
-    def fences(self):
-        if self.fence is not None:
-            yield self.fence
-        yield from self.followers
 
 
 class StreamCompletion:
@@ -64,19 +60,24 @@ class StreamCompletion:
         self._events: list = []  # every event made (destroyed at close)
         self._thread: threading.Thread | None = None
         self.failure: HalError | None = None  # the stream's first asynchronous error
+        self._record = self.libcuda.lib.cuEventRecord  # bound once: called for every operation
 
     # -- issuing (the device holds its stream lock, context current) ---------------------------
     def add(self, fence, keep) -> None:
         """Records an event after the work just issued and queues (event, fence)."""
-        lib = self.libcuda
+        free = self._free
         with self._lock:
-            event = self._free.pop() if self._free else None
+            event = free.pop() if free else None
         if event is None:
-            event = lib.out("CUevent", "cuEventCreate", CU_EVENT_DEFAULT)
+            event = self.libcuda.out("CUevent", "cuEventCreate", CU_EVENT_DEFAULT)
             self._events.append(event)
-        lib.call("cuEventRecord", event, self.device.stream)
+        result = self._record(event, self.device.stream)
+        if result:
+            with self._lock:
+                free.append(event)
+            raise self.libcuda.error("cuEventRecord", result)
         entry = Entry(event, fence, keep)
-        with self._lock:
+        with self._lock:  # visible to completers only once its event is recorded
             self._entries.append(entry)
             if fence is not None:
                 self._register(fence)
@@ -95,8 +96,11 @@ class StreamCompletion:
         """Something already waiting on one of the fence's semaphores without driving it (work
         parked with notify_at, a waiter blocked before this was its driver) needs the signal
         without a new waiter: progress."""
-        if any(semaphore.awaited for semaphore in fence._timepoints):
-            self.progress()
+        for semaphore in fence._timepoints:
+            if semaphore._timepoint_callbacks or semaphore._watchers or \
+                    semaphore._condition is not None:  # Semaphore.awaited, inline: every op
+                self.progress()
+                return
 
     def follow(self, fence) -> None:
         """Signals `fence` once everything issued so far completed, without an event of its
@@ -105,7 +109,7 @@ class StreamCompletion:
         with self._lock:
             last = self._entries[-1] if self._entries else None
             if last is not None:
-                last.followers.append(fence)
+                last.fences.append(fence)
                 self._register(fence)
         if last is None:
             fence.signal()
@@ -127,9 +131,11 @@ class StreamCompletion:
         with self._lock:
             target = None
             for entry in self._entries:
-                if any(fence._timepoints.get(semaphore, -1) >= value
-                       for fence in entry.fences()):
-                    target = entry
+                for fence in entry.fences:
+                    if fence._timepoints.get(semaphore, -1) >= value:
+                        target = entry
+                        break
+                if target is not None:
                     break
         if target is not None:
             self._complete_through(target, timeout)
@@ -227,14 +233,14 @@ class StreamCompletion:
                 entry.keep = None
                 if error is None:
                     self._free.append(entry.event)
-                for fence in entry.fences():
+                for fence in entry.fences:
                     for semaphore, value in fence._timepoints.items():
                         if issued.get(semaphore) == value:
                             del issued[semaphore]
         if error is not None and self.failure is None:
             self.failure = error
         for entry in finished:
-            for fence in entry.fences():
+            for fence in entry.fences:
                 if error is not None:
                     fence.fail(error)
                 else:

@@ -340,17 +340,20 @@ class CudaDevice(HostQueueDevice):
                 else:
                     result = work(*args) if work is not None else None
             except HalError as error:
-                keep, self._pending = self._pending, []
+                keep = self._pending
                 if keep:
+                    self._pending = []
                     self._completion_add(None, keep)
                 if signal is not None:
                     signal.fail(error)
                 raise
-            keep, self._pending = self._pending, []
-            if keep or (self.stream_work != work_before or spanned) and (
-                    signal is not None and signal._timepoints):
-                self._completion.add(signal, keep)
-            elif signal is not None and signal._timepoints:
+            keep = self._pending
+            if keep:
+                self._pending = []
+            signalled = signal is not None and signal._timepoints
+            if keep or signalled and (spanned or self.stream_work != work_before):
+                self._completion.add(signal if signalled else None, keep)
+            elif signalled:
                 # No work of its own the host could observe (a barrier, a pool alloca or
                 # free): signalled with what was issued before it.
                 self._completion.follow(signal)
