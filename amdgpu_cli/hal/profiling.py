@@ -239,6 +239,11 @@ MEMORY_FLAG_POOL_STATS = 16
 REGION_FLAG_COMMAND_BUFFER = 1
 REGION_FLAG_TERMINAL = 4
 REGION_FLAG_HAS_NEXT_REGION = 8
+RELATIONSHIP_SUBMISSION_DISPATCH = 1
+RELATIONSHIP_SUBMISSION_QUEUE_DEVICE = 2
+ENDPOINT_QUEUE_SUBMISSION = 1
+ENDPOINT_DISPATCH_EVENT = 3
+ENDPOINT_QUEUE_DEVICE_EVENT = 7
 
 
 class EventRing:
@@ -365,6 +370,70 @@ class Recorder:
                  for ordinal, (name, constants, bindings, size) in enumerate(functions)]
         self.write("executable-functions", parts)
         return executable_id
+
+    def write_device_events(self, prefix: str, physical_device_ordinal: int,
+                            queue_ordinal: int, stream_id: int, dispatches: list,
+                            device_events: list) -> None:
+        """One queue's device-timed events (tuples in the dispatch-events / queue-device-events
+        field order) as `dispatch-events`, `queue-device-events` and `event-relationships`
+        chunks (queue_submission -> dispatch_event / queue_device_event, ids from 1 per chunk),
+        named `<prefix>.dispatch`, `.queue_device`, `.relationships` and scoped to the queue,
+        as IREE's AMDGPU driver writes them."""
+        import numpy as np
+
+        from amdgpu_cli.profile import schema
+        from amdgpu_cli.profile.writer import records
+
+        scope = dict(physical_device_ordinal=physical_device_ordinal,
+                     queue_ordinal=queue_ordinal, stream_id=stream_id)
+        if dispatches:
+            self.write("dispatch-events",
+                       np.array(dispatches, dtype=schema.BY_SUFFIX["dispatch-events"].dtype),
+                       name=f"{prefix}.dispatch", **scope)
+        if device_events:
+            self.write("queue-device-events",
+                       np.array(device_events, dtype=schema.BY_SUFFIX["queue-device-events"].dtype),
+                       name=f"{prefix}.queue_device", **scope)
+        links = [(RELATIONSHIP_SUBMISSION_DISPATCH, ENDPOINT_DISPATCH_EVENT, e[3], e[2])
+                 for e in dispatches if e[3]]
+        links += [(RELATIONSHIP_SUBMISSION_QUEUE_DEVICE, ENDPOINT_QUEUE_DEVICE_EVENT, e[5], e[4])
+                  for e in device_events if e[5]]
+        if links:
+            self.write("event-relationships", records(
+                "event-relationships", len(links), type=[k[0] for k in links],
+                relationship_id=np.arange(1, len(links) + 1),
+                source_type=ENDPOINT_QUEUE_SUBMISSION, target_type=[k[1] for k in links],
+                source_id=[k[2] for k in links], target_id=[k[3] for k in links], **scope),
+                name=f"{prefix}.relationships", **scope)
+
+    def record_image_executable(self, executable, image: bytes, *, code_object: bool
+                                ) -> tuple[int, bool]:
+        """(profile id, True the first time) of an executable loaded from one code-object
+        image (a GPU driver's): on first use its `executables` and `executable-functions`
+        records, hashed from the image (CODE_OBJECT_HASH, FUNCTION_HASH), and with
+        `code_object` the `executable-code-objects` record of the exact image."""
+        executable_id = self.executable_id(executable)
+        known = self._executables[executable]
+        if known[1]:
+            return executable_id, False
+        known[1] = True
+        from amdgpu_cli.profile.writer import (code_object_hash, code_object_record,
+                                               executable_record, function_record)
+
+        digest = code_object_hash(image)
+        exports = executable.exports
+        self.write("executables", executable_record(executable_id, len(exports),
+                                                    code_object_hash=digest))
+        self.write("executable-functions", [
+            function_record(executable_id, ordinal, export.name,
+                            constant_count=export.constant_count,
+                            binding_count=export.binding_count,
+                            workgroup_size=tuple(export.workgroup_size), code_object_hash=digest)
+            for ordinal, export in enumerate(exports)])
+        if code_object:
+            self.write("executable-code-objects", code_object_record(executable_id, image,
+                                                                     code_object_hash=digest))
+        return executable_id, True
 
     def command_buffer_id(self, command_buffer) -> tuple[int, bool]:
         """(its profile id, True when this is its first submission in this session): the id

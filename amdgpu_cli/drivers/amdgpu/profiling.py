@@ -73,11 +73,6 @@ AQLPROFILE_NAMES = ("libhsa-amd-aqlprofile64.so.1", "libhsa-amd-aqlprofile64.so"
 CLOCK_FLAGS = 0x1 | 0x2 | 0x4 | 0x8
 DISPATCH_FLAG_COMMAND_BUFFER = 1
 DISPATCH_FLAG_INDIRECT_PARAMETERS = 2
-RELATIONSHIP_SUBMISSION_DISPATCH = 1
-RELATIONSHIP_SUBMISSION_QUEUE_DEVICE = 2
-ENDPOINT_QUEUE_SUBMISSION = 1
-ENDPOINT_DISPATCH_EVENT = 3
-ENDPOINT_QUEUE_DEVICE_EVENT = 7
 END_IDLE_TIMEOUT_S = 60.0
 
 
@@ -371,40 +366,13 @@ class AmdgpuRecorder(Recorder):
 
     # -- flush ------------------------------------------------------------------------------------
     def flush(self) -> None:
-        import numpy as np
-
-        from amdgpu_cli.profile import schema
-        from amdgpu_cli.profile.writer import records
-
         super().flush()  # the queue and memory event rings (named by chunk_fields)
         for queue in self.queues:
             dispatches, device_events = self._collect(queue)
             if not dispatches and not device_events:
                 continue
-            scope = dict(physical_device_ordinal=queue.physical_ordinal,
-                         queue_ordinal=queue.queue_ordinal, stream_id=queue.stream_id)
-            if dispatches:
-                self.write("dispatch-events",
-                           np.array(dispatches, dtype=schema.BY_SUFFIX["dispatch-events"].dtype),
-                           name="amdgpu.dispatch", **scope)
-            if device_events:
-                self.write("queue-device-events",
-                           np.array(device_events,
-                                    dtype=schema.BY_SUFFIX["queue-device-events"].dtype),
-                           name="amdgpu.queue_device", **scope)
-            links = [(RELATIONSHIP_SUBMISSION_DISPATCH, ENDPOINT_DISPATCH_EVENT, e[3], e[2])
-                     for e in dispatches if e[3]]
-            links += [(RELATIONSHIP_SUBMISSION_QUEUE_DEVICE, ENDPOINT_QUEUE_DEVICE_EVENT, e[5],
-                       e[4]) for e in device_events if e[5]]
-            if links:
-                self.write("event-relationships", records(
-                    "event-relationships", len(links), type=[k[0] for k in links],
-                    relationship_id=np.arange(1, len(links) + 1),
-                    source_type=ENDPOINT_QUEUE_SUBMISSION, target_type=[k[1] for k in links],
-                    physical_device_ordinal=queue.physical_ordinal,
-                    queue_ordinal=queue.queue_ordinal, stream_id=queue.stream_id,
-                    source_id=[k[2] for k in links], target_id=[k[3] for k in links]),
-                    name="amdgpu.relationships", **scope)
+            self.write_device_events("amdgpu", queue.physical_ordinal, queue.queue_ordinal,
+                                     queue.stream_id, dispatches, device_events)
         if self.clocks:
             self._write_clocks()
 
@@ -453,29 +421,12 @@ class AmdgpuRecorder(Recorder):
     def record_amdgpu_executable(self, executable) -> int:
         """The profile id of an amdgpu executable; on first use its executables and functions
         records (hashed), with executable-metadata also its code object and loads."""
-        executable_id = self.executable_id(executable)
-        known = self._executables[executable]
-        if known[1]:
-            return executable_id
-        known[1] = True
-        from amdgpu_cli.profile.writer import (code_object_hash, code_object_record,
-                                               executable_record, function_record, records)
-
         loaded = executable.loaded
-        image = loaded.image
-        digest = code_object_hash(image)
-        exports = executable.exports
-        self.write("executables", executable_record(executable_id, len(exports),
-                                                    code_object_hash=digest))
-        self.write("executable-functions", [
-            function_record(executable_id, ordinal, export.name,
-                            constant_count=export.constant_count,
-                            binding_count=export.binding_count,
-                            workgroup_size=tuple(export.workgroup_size), code_object_hash=digest)
-            for ordinal, export in enumerate(exports)])
-        if self.code_objects:
-            self.write("executable-code-objects", code_object_record(executable_id, image,
-                                                                     code_object_hash=digest))
+        executable_id, first = self.record_image_executable(executable, loaded.image,
+                                                            code_object=self.code_objects)
+        if first and self.code_objects:
+            from amdgpu_cli.profile.writer import records
+
             loads = self._loads(loaded.handle)
             if loads:
                 self.write("executable-code-object-loads", records(

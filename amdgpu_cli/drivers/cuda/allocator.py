@@ -190,12 +190,19 @@ class CudaAllocator(Allocator):
             usage &= ~_MAPPING
         size = max(byte_length, MINIMUM_ALLOCATION)
         device_ptr, host_ptr = self._allocate_block(heap, size)
+        return self._adopt(heap, device_ptr, host_ptr, byte_length, usage, zero=size)
+
+    def _adopt(self, heap: str, device_ptr: int, host_ptr: int, byte_length: int, usage: int,
+               *, recycle: int = 0, zero: int = 0) -> CudaBuffer:
+        """The buffer over a block just allocated (registered with `_live`), zeroed (`zero`:
+        the block's size) or not; the block is freed if that fails."""
         try:
             buffer = CudaBuffer(self, heap, device_ptr, host_ptr, byte_length,
-                                memory_type=HEAP_MEMORY_TYPES[heap], usage=usage)
-            if heap == HEAP_DEVICE:
-                self.device.memset_zero(device_ptr, size)
-            elif byte_length:
+                                memory_type=HEAP_MEMORY_TYPES[heap], usage=usage,
+                                recycle=recycle)
+            if zero and heap == HEAP_DEVICE:
+                self.device.memset_zero(device_ptr, zero)
+            elif zero and byte_length:
                 import ctypes  # memset on the host pointer: no numpy on this path
 
                 ctypes.memset(host_ptr, 0, byte_length)
@@ -226,16 +233,7 @@ class CudaAllocator(Allocator):
         device_ptr = int(out[0])
         with self._blocks_lock:
             self._live[heap, device_ptr] = 0
-        try:
-            buffer = CudaBuffer(self, heap, device_ptr, 0, byte_length,
-                                memory_type=HEAP_MEMORY_TYPES[heap], usage=usage & ~_MAPPING)
-        except BaseException:
-            self._free(heap, device_ptr, 0)
-            raise
-        with self._blocks_lock:
-            self._refs[heap, device_ptr] = weakref.ref(buffer)
-        self._record_allocation(buffer)
-        return buffer
+        return self._adopt(heap, device_ptr, 0, byte_length, usage & ~_MAPPING)
 
     def _allocate_recycled(self, heap: str, size: int, byte_length: int, usage: int
                            ) -> CudaBuffer:
@@ -250,16 +248,7 @@ class CudaAllocator(Allocator):
         device_ptr, host_ptr = block if block is not None else self._allocate_block(heap, size)
         if not HEAP_MEMORY_TYPES[heap] & _HOST_VISIBLE:
             usage &= ~_MAPPING
-        try:
-            buffer = CudaBuffer(self, heap, device_ptr, host_ptr, byte_length,
-                                memory_type=HEAP_MEMORY_TYPES[heap], usage=usage, recycle=size)
-        except BaseException:
-            self._free(heap, device_ptr, host_ptr)
-            raise
-        with self._blocks_lock:
-            self._refs[heap, device_ptr] = weakref.ref(buffer)
-        self._record_allocation(buffer)
-        return buffer
+        return self._adopt(heap, device_ptr, host_ptr, byte_length, usage, recycle=size)
 
     def free_queued(self, buffer: CudaBuffer) -> None:
         """A queue_dealloca: stream-ordered free of pool memory (the caller holds the stream

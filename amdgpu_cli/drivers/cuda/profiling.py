@@ -51,11 +51,6 @@ RING_CHUNK_NAMES = {"queue-events": "cuda.queue", "memory-events": "cuda.memory"
 # DEVICE_TICK | HOST_CPU_TIMESTAMP | HOST_TIME_BRACKET
 CLOCK_FLAGS = 0x1 | 0x2 | 0x8
 DISPATCH_FLAG_COMMAND_BUFFER = 1
-RELATIONSHIP_SUBMISSION_DISPATCH = 1
-RELATIONSHIP_SUBMISSION_QUEUE_DEVICE = 2
-ENDPOINT_QUEUE_SUBMISSION = 1
-ENDPOINT_DISPATCH_EVENT = 3
-ENDPOINT_QUEUE_DEVICE_EVENT = 7
 DISPATCH_EVENT_SIZE = 88
 QUEUE_DEVICE_EVENT_SIZE = 96
 
@@ -236,11 +231,6 @@ class CudaRecorder(Recorder):
                     self.timeline.destroy()
 
     def _write_events(self, dispatches: list, spans: list) -> None:
-        import numpy as np
-
-        from amdgpu_cli.profile import schema
-        from amdgpu_cli.profile.writer import records
-
         rows = []
         for fields in dispatches:
             start, end = fields[-2][0], fields[-1][0]
@@ -253,27 +243,7 @@ class CudaRecorder(Recorder):
             if start is None or end is None:
                 continue
             device_rows.append((*fields[:-2], start, end))
-        scope = dict(physical_device_ordinal=0, queue_ordinal=0, stream_id=0)
-        if rows:
-            self.write("dispatch-events",
-                       np.array(rows, dtype=schema.BY_SUFFIX["dispatch-events"].dtype),
-                       name="cuda.dispatch", **scope)
-        if device_rows:
-            self.write("queue-device-events",
-                       np.array(device_rows, dtype=schema.BY_SUFFIX["queue-device-events"].dtype),
-                       name="cuda.queue_device", **scope)
-        links = [(RELATIONSHIP_SUBMISSION_DISPATCH, ENDPOINT_DISPATCH_EVENT, r[3], r[2])
-                 for r in rows if r[3]]
-        links += [(RELATIONSHIP_SUBMISSION_QUEUE_DEVICE, ENDPOINT_QUEUE_DEVICE_EVENT, r[5], r[4])
-                  for r in device_rows if r[5]]
-        if links:
-            self.write("event-relationships", records(
-                "event-relationships", len(links), type=[k[0] for k in links],
-                relationship_id=np.arange(1, len(links) + 1),
-                source_type=ENDPOINT_QUEUE_SUBMISSION, target_type=[k[1] for k in links],
-                physical_device_ordinal=0, queue_ordinal=0, stream_id=0,
-                source_id=[k[2] for k in links], target_id=[k[3] for k in links]),
-                name="cuda.relationships", **scope)
+        self.write_device_events("cuda", 0, 0, 0, rows, device_rows)
 
     def _write_clocks(self) -> None:
         from amdgpu_cli.profile.writer import records
@@ -293,31 +263,10 @@ class CudaRecorder(Recorder):
 
     # -- metadata -------------------------------------------------------------------------------
     def record_cuda_executable(self, executable) -> int:
-        """The profile id of a cuda executable; on first use its executables and functions
-        records (hashed), with executable-metadata also its code object."""
-        executable_id = self.executable_id(executable)
-        known = self._executables[executable]
-        if known[1]:
-            return executable_id
-        known[1] = True
-        from amdgpu_cli.profile.writer import (code_object_hash, code_object_record,
-                                               executable_record, function_record)
-
-        image = executable.image
-        digest = code_object_hash(image)
-        exports = executable.exports
-        self.write("executables", executable_record(executable_id, len(exports),
-                                                    code_object_hash=digest))
-        self.write("executable-functions", [
-            function_record(executable_id, ordinal, export.name,
-                            constant_count=export.constant_count,
-                            binding_count=export.binding_count,
-                            workgroup_size=tuple(export.workgroup_size), code_object_hash=digest)
-            for ordinal, export in enumerate(exports)])
-        if self.code_objects:
-            self.write("executable-code-objects", code_object_record(executable_id, image,
-                                                                     code_object_hash=digest))
-        return executable_id
+        """The profile id of a cuda executable; on first use its records (hashed from its CDA1
+        image), with executable-metadata also the image."""
+        return self.record_image_executable(executable, executable.image,
+                                            code_object=self.code_objects)[0]
 
     # -- events (called with the stream lock held, context current) --------------------------
     def dispatch(self, operation, command, command_index: int):
