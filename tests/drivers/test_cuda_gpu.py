@@ -362,3 +362,38 @@ def test_bad_input_on_a_gpu_machine(cuda_modules, tmp_path):
         _one_line_failure([*_entry("run"), "--device=cuda",
                            f"--module={cuda_modules / extras['alloc_n'][0]}", "--function=zeros",
                            "--input=100000000000000"], words=("RESOURCE_EXHAUSTED",))
+
+
+@pytest.mark.parametrize("name", ["mlp", "ex_attention", "matmul1024"])
+def test_python_api_arrays_equal_iree(cuda_modules, name, tmp_path):
+    """`amdgpu_cli.load_module(..., device="cuda")` returns the arrays iree-run-module
+    --device=cuda writes with --output (same GPU), element for element."""
+    import subprocess
+
+    import numpy as np
+
+    import amdgpu_cli
+    from amdgpu_cli.tooling.io import parse_input
+
+    manifest = _manifest(cuda_modules)
+    modules = dict(manifest.get("extras", {}))
+    for case in manifest["cases"]:
+        modules.setdefault(Path(case["module"]).stem, [case["module"], case["args"]])
+    if name not in modules:
+        pytest.skip(f"{name} not in the manifest")
+    file, args = modules[name]
+    function = next(a.split("=", 1)[1] for a in args if a.startswith("--function="))
+    inputs = [a.split("=", 1)[1] for a in args if a.startswith("--input=")]
+    out = tmp_path / "iree.npy"
+    done = subprocess.run([_iree_tool("iree-run-module"), "--device=cuda",
+                           f"--module={cuda_modules / file}", *args, f"--output=@{out}"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    module = amdgpu_cli.load_module(str(cuda_modules / file), device="cuda")
+    try:
+        arrays = [parse_input(text).array for text in inputs]
+        result = getattr(module, function)(*arrays)
+    finally:
+        module.close()
+    expected = np.load(out)
+    assert result.dtype == expected.dtype and np.array_equal(result, expected)
