@@ -1,7 +1,8 @@
 /* softhsa: running a kernel-dispatch packet (softhsa_loader_run_dispatch, see softhsa_loader.h).
  * The kernargs, and a device-library kernel's target (and source) range, must lie inside one live
  * allocation (hsa_amd_pointer_info), else the dispatch fails as a GPU page fault would. Device-
- * library kernels then run in C; every other kernel becomes one JSON line in the dispatch log. */
+ * library kernels then run in C; every other kernel becomes one JSON line in the dispatch log, or
+ * with SOFTHSA_EXECUTE=1 runs on the machine-code interpreter (isa.c). */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "softhsa_blit.h"
 #include "softhsa_core.h"
+#include "softhsa_isa.h"
 #include "softhsa_loader.h"
 #include "softhsa_loader_state.h"
 
@@ -67,10 +69,26 @@ static int log_dispatch(const softhsa_agent_t* agent, const softhsa_symbol_t* ke
   return 0;
 }
 
-int softhsa_loader_run_dispatch(softhsa_agent_t* agent, const hsa_kernel_dispatch_packet_t* packet) {
+/* SOFTHSA_EXECUTE=1: run the kernel's machine code (softhsa_isa.h) instead of logging it. */
+static hsa_status_t execute(const softhsa_agent_t* agent, const softhsa_symbol_t* kernel,
+                            const hsa_kernel_dispatch_packet_t* packet) {
+  const uint32_t group = packet->group_segment_size > kernel->group_size
+                             ? packet->group_segment_size : kernel->group_size;
+  softhsa_isa_dispatch_t dispatch = {
+      .descriptor = (const uint8_t*)(uintptr_t)kernel->address, .packet = packet,
+      .wavefront_size = softhsa_agent_wavefront_size(agent), .group_segment_size = group};
+  char message[512] = "";
+  const hsa_status_t status = softhsa_isa_run(&dispatch, message, sizeof(message));
+  if (status != HSA_STATUS_SUCCESS)
+    fprintf(stderr, "softhsa: %.*s: %s\n", (int)(strlen(kernel->name) - 3), kernel->name, message);
+  return status;
+}
+
+hsa_status_t softhsa_loader_run_dispatch(softhsa_agent_t* agent,
+                                         const hsa_kernel_dispatch_packet_t* packet) {
   softhsa_loader_lock();
   const softhsa_symbol_t* kernel = softhsa_loader_find_kernel(packet->kernel_object);
-  int result = -1;
+  hsa_status_t result = HSA_STATUS_ERROR_EXCEPTION;
   if (!kernel) {
     fprintf(stderr, "softhsa: dispatch of unknown kernel_object 0x%llx\n",
             (unsigned long long)packet->kernel_object);
@@ -80,8 +98,14 @@ int softhsa_loader_run_dispatch(softhsa_agent_t* agent, const hsa_kernel_dispatc
     fprintf(stderr, "softhsa: %s: kernargs outside any allocation\n", kernel->name);
   } else {
     const uint8_t* kernargs = packet->kernarg_address;
-    result = kernel->blit_index >= 0 ? run_blit(kernel, kernargs)
-                                     : log_dispatch(agent, kernel, packet, kernargs);
+    const char* mode = getenv("SOFTHSA_EXECUTE");
+    if (kernel->blit_index < 0 && mode && strcmp(mode, "1") == 0) {
+      result = execute(agent, kernel, packet);
+    } else {
+      const int failed = kernel->blit_index >= 0 ? run_blit(kernel, kernargs)
+                                                 : log_dispatch(agent, kernel, packet, kernargs);
+      result = failed ? HSA_STATUS_ERROR_EXCEPTION : HSA_STATUS_SUCCESS;
+    }
   }
   softhsa_loader_unlock();
   return result;

@@ -129,11 +129,8 @@ static outcome_t run_packet(softhsa_queue_t* q, const uint8_t* packet, hsa_statu
   uint16_t header = *(const uint16_t*)packet;
   switch (PACKET_TYPE(header)) {
     case HSA_PACKET_TYPE_KERNEL_DISPATCH:
-      if (softhsa_loader_run_dispatch(q->agent, (const hsa_kernel_dispatch_packet_t*)packet) == 0) {
-        return RAN;
-      }
-      *error = HSA_STATUS_ERROR_EXCEPTION;
-      return FAILED;
+      *error = softhsa_loader_run_dispatch(q->agent, (const hsa_kernel_dispatch_packet_t*)packet);
+      return *error == HSA_STATUS_SUCCESS ? RAN : FAILED;
     case HSA_PACKET_TYPE_BARRIER_AND:
     case HSA_PACKET_TYPE_BARRIER_OR:
       return wait_barrier(q, packet);

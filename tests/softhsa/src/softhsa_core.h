@@ -125,7 +125,8 @@ void softhsa_log_json(const char* line);
 uint64_t softhsa_now_ticks(void);
 
 /* ---- implemented by the loader half (softhsa_loader.h; loader*.c, dispatch.c) ---- */
-int softhsa_loader_run_dispatch(softhsa_agent_t* agent, const hsa_kernel_dispatch_packet_t* packet);
+hsa_status_t softhsa_loader_run_dispatch(softhsa_agent_t* agent,
+                                         const hsa_kernel_dispatch_packet_t* packet);
 void softhsa_loader_reset(void);
 /* With table NULL and table_length 0: SUCCESS when (extension, version_major) is supported. */
 hsa_status_t softhsa_loader_extension_table(uint16_t extension, uint16_t version_major,

@@ -4,9 +4,10 @@
  * The queue thread (core) calls softhsa_loader_run_dispatch() for each kernel-dispatch packet once
  * its barrier and waits are satisfied and before it signals completion. A packet whose
  * kernel_object was not handed out by HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, or whose
- * device-library kernel would touch memory outside a live allocation, returns nonzero: the queue
- * goes to the error state. Device-library kernels (softhsa_blit.h) run in C; every other kernel is
- * recorded as one JSON line through softhsa_log_json(). */
+ * device-library kernel would touch memory outside a live allocation, returns an error status:
+ * the queue goes to the error state. Device-library kernels (softhsa_blit.h) run in C; every
+ * other kernel is recorded as one JSON line through softhsa_log_json(), or, with
+ * SOFTHSA_EXECUTE=1, run by the machine-code interpreter (softhsa_isa.h). */
 #ifndef SOFTHSA_LOADER_H
 #define SOFTHSA_LOADER_H
 
@@ -18,7 +19,9 @@
 
 #define SOFTHSA_AMD_LOADER_EXTENSION 0x201 /* HSA_EXTENSION_AMD_LOADER */
 
-int softhsa_loader_run_dispatch(softhsa_agent_t* agent, const hsa_kernel_dispatch_packet_t* packet);
+/* softhsa_loader_run_dispatch (declared in softhsa_core.h) returns HSA_STATUS_SUCCESS, or the
+ * queue error: HSA_STATUS_ERROR_EXCEPTION for what the loader rejects, the interpreter's
+ * ILLEGAL_INSTRUCTION / MEMORY_APERTURE_VIOLATION (softhsa_isa.h). */
 
 /* Frees every reader, executable and load image (hsa_shut_down, reference count 0). */
 void softhsa_loader_reset(void);

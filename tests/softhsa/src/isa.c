@@ -1,0 +1,780 @@
+/* softhsa: the AMDGPU machine-code interpreter (softhsa_isa.h). GFX9 encodings (gfx942).
+ *
+ * Encodings (AMD Instinct MI300 ISA, "Microcode Formats"; field positions checked against
+ * llvm-mc-19 --show-encoding): SOP2 [31:30]=2, SOPK [31:28]=11, SOP1/SOPC/SOPP [31:23]=
+ * 0x17d/0x17e/0x17f, SMEM [31:26]=0x30, VOP2 [31]=0, VOP1 [31:25]=0x3f, VOPC [31:25]=0x3e,
+ * VOP3 [31:26]=0x34, VOP3P [31:23]=0x1a7, FLAT/GLOBAL [31:26]=0x37. Operand codes: 0-101 SGPRs,
+ * 106/107 VCC, 124 M0, 126/127 EXEC, 128-192 integers 0..64, 193-208 -1..-16, 240-248 float
+ * constants, 251 VCCZ, 252 EXECZ, 253 SCC, 255 a 32-bit literal after the instruction, 256-511
+ * VGPRs. Floating point is the host's IEEE single/double arithmetic with fused multiply-add
+ * (fmaf/fma), round to nearest even; denormals are kept (the corpus kernels' mode). */
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "softhsa_isa.h"
+
+#define MAX_LANES 64
+#define SGPRS 128
+#define VGPRS 512
+
+typedef struct {
+  uint32_t s[SGPRS];        /* SGPRs; VCC, M0 and EXEC live apart */
+  uint64_t exec, vcc;
+  uint32_t m0;
+  int scc;
+  uint32_t (*v)[MAX_LANES]; /* VGPRs [register][lane] */
+  uint64_t pc;              /* byte address of the next instruction */
+  int done, waiting;        /* s_endpgm reached; stopped at s_barrier */
+} wave_t;
+
+typedef struct {
+  const softhsa_isa_dispatch_t* d;
+  uint32_t lanes;
+  uint8_t* lds;
+  uint64_t base, limit;     /* the last allocation a memory access was found in */
+  hsa_status_t status;
+  char* message;
+  size_t message_size;
+} run_t;
+
+static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#include <stdarg.h>
+static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...) {
+  if (r->status == HSA_STATUS_SUCCESS) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message, r->message_size, fmt, ap);
+    va_end(ap);
+    r->status = status;
+  }
+  return status;
+}
+
+static hsa_status_t illegal(run_t* r, const wave_t* w, const char* family, uint32_t op,
+                            uint64_t at) {
+  (void)w;
+  return fail(r, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+              "softhsa cannot run %s opcode %u (0x%x) at 0x%llx", family, op, op,
+              (unsigned long long)at);
+}
+
+/* A pointer to `length` bytes at `address` inside one live allocation (or the dispatch packet),
+ * or NULL (and the aperture error). */
+static uint8_t* memory(run_t* r, uint64_t address, uint64_t length) {
+  /* The dispatch packet (the dispatch pointer's target) lives in the queue's ring. */
+  const uint64_t packet = (uintptr_t)r->d->packet;
+  if (address >= packet && length <= 64 && address - packet <= 64 - length)
+    return (uint8_t*)(uintptr_t)address;
+  if (address >= r->base && length <= r->limit - r->base && address - r->base <= r->limit - r->base - length)
+    return (uint8_t*)(uintptr_t)address;
+  hsa_amd_pointer_info_t info;
+  memset(&info, 0, sizeof(info));
+  info.size = sizeof(info);
+  if (hsa_amd_pointer_info((const void*)(uintptr_t)address, &info, NULL, NULL, NULL) ==
+          HSA_STATUS_SUCCESS && info.type != HSA_EXT_POINTER_TYPE_UNKNOWN) {
+    const uint64_t base = (uintptr_t)info.agentBaseAddress;
+    if (address >= base && address - base <= info.sizeInBytes &&
+        length <= info.sizeInBytes - (address - base)) {
+      r->base = base;
+      r->limit = base + info.sizeInBytes;
+      return (uint8_t*)(uintptr_t)address;
+    }
+  }
+  fail(r, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+       "softhsa: a %llu-byte access at 0x%llx is outside every allocation",
+       (unsigned long long)length, (unsigned long long)address);
+  return NULL;
+}
+
+/* ---- operands ---------------------------------------------------------------------------- */
+
+static const float FLOAT_CONSTANTS[9] = {0.5f, -0.5f, 1.0f, -1.0f, 2.0f, -2.0f, 4.0f, -4.0f,
+                                         0.15915494f};
+static const double DOUBLE_CONSTANTS[9] = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0,
+                                           0.15915494309189532};
+
+typedef struct {
+  uint32_t literal;
+  int has_literal;
+} decode_t;
+
+static int known_scalar(uint32_t code) {
+  return code < 102 || code == 106 || code == 107 || code == 124 || code == 126 ||
+         code == 127 || (code >= 128 && code <= 208) || (code >= 240 && code <= 248) ||
+         code == 251 || code == 252 || code == 253 || code == 255;
+}
+
+/* A 32-bit scalar operand (also the scalar half of a vector operand below 256). */
+static uint32_t sread(const wave_t* w, uint32_t code, const decode_t* k) {
+  if (code < 102) return w->s[code];
+  switch (code) {
+    case 106: return (uint32_t)w->vcc;
+    case 107: return (uint32_t)(w->vcc >> 32);
+    case 124: return w->m0;
+    case 126: return (uint32_t)w->exec;
+    case 127: return (uint32_t)(w->exec >> 32);
+    case 251: return w->vcc == 0;
+    case 252: return w->exec == 0;
+    case 253: return (uint32_t)w->scc;
+    case 255: return k->literal;
+  }
+  if (code >= 128 && code <= 192) return code - 128;
+  if (code >= 193 && code <= 208) return (uint32_t)(-(int32_t)(code - 192));
+  if (code >= 240 && code <= 248) {
+    uint32_t bits;
+    memcpy(&bits, &FLOAT_CONSTANTS[code - 240], 4);
+    return bits;
+  }
+  return 0;
+}
+
+/* A 64-bit scalar operand: a register pair, or an inline constant / literal widened (integers
+ * sign-extended, float constants as doubles). */
+static uint64_t sread64(const wave_t* w, uint32_t code, const decode_t* k) {
+  if (code < 102) return w->s[code] | (uint64_t)w->s[code + 1] << 32;
+  if (code == 106) return w->vcc;
+  if (code == 126) return w->exec;
+  if (code >= 128 && code <= 192) return code - 128;
+  if (code >= 193 && code <= 208) return (uint64_t)(-(int64_t)(code - 192));
+  if (code >= 240 && code <= 248) {
+    uint64_t bits;
+    memcpy(&bits, &DOUBLE_CONSTANTS[code - 240], 8);
+    return bits;
+  }
+  if (code == 255) return k->literal;
+  return sread(w, code, k);
+}
+
+static void swrite(wave_t* w, uint32_t code, uint32_t value) {
+  if (code < 102) w->s[code] = value;
+  else if (code == 106) w->vcc = (w->vcc & ~0xffffffffull) | value;
+  else if (code == 107) w->vcc = (w->vcc & 0xffffffffull) | (uint64_t)value << 32;
+  else if (code == 124) w->m0 = value;
+  else if (code == 126) w->exec = (w->exec & ~0xffffffffull) | value;
+  else if (code == 127) w->exec = (w->exec & 0xffffffffull) | (uint64_t)value << 32;
+}
+
+static void swrite64(wave_t* w, uint32_t code, uint64_t value) {
+  if (code == 106) w->vcc = value;
+  else if (code == 126) w->exec = value;
+  else {
+    swrite(w, code, (uint32_t)value);
+    swrite(w, code + 1, (uint32_t)(value >> 32));
+  }
+}
+
+static uint32_t vread(const wave_t* w, uint32_t code, uint32_t lane, const decode_t* k) {
+  return code >= 256 ? w->v[code - 256][lane] : sread(w, code, k);
+}
+
+static uint64_t vread64(const wave_t* w, uint32_t code, uint32_t lane, const decode_t* k) {
+  if (code >= 256) return w->v[code - 256][lane] | (uint64_t)w->v[code - 255][lane] << 32;
+  return sread64(w, code, k);
+}
+
+static float as_f(uint32_t bits) { float f; memcpy(&f, &bits, 4); return f; }
+static uint32_t f_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+static int active(const wave_t* w, uint32_t lane) { return (w->exec >> lane) & 1; }
+
+/* ---- scalar ALU ---------------------------------------------------------------------------- */
+
+static hsa_status_t sop2(run_t* r, wave_t* w, uint32_t word, const decode_t* k, uint64_t at) {
+  const uint32_t op = (word >> 23) & 0x7f, dst = (word >> 16) & 0x7f;
+  const uint32_t c0 = word & 0xff, c1 = (word >> 8) & 0xff;
+  const uint32_t a = sread(w, c0, k), b = sread(w, c1, k);
+  const uint64_t a64 = sread64(w, c0, k), b64 = sread64(w, c1, k);
+  uint64_t wide;
+  switch (op) {
+    case 0: wide = (uint64_t)a + b; swrite(w, dst, (uint32_t)wide); w->scc = wide >> 32; break;
+    case 1: swrite(w, dst, a - b); w->scc = b > a; break;
+    case 2: swrite(w, dst, a + b);
+      w->scc = ((int32_t)(a ^ ~b) & (int32_t)(a ^ (a + b))) < 0; break;
+    case 3: swrite(w, dst, a - b);
+      w->scc = ((int32_t)(a ^ b) & (int32_t)(a ^ (a - b))) < 0; break;
+    case 4: wide = (uint64_t)a + b + (uint64_t)w->scc; swrite(w, dst, (uint32_t)wide);
+      w->scc = wide >> 32; break;
+    case 5: wide = (uint64_t)a - b - (uint64_t)w->scc; swrite(w, dst, (uint32_t)wide);
+      w->scc = (uint64_t)b + (uint64_t)w->scc > a; break;
+    case 6: w->scc = (int32_t)a < (int32_t)b; swrite(w, dst, w->scc ? a : b); break;
+    case 7: w->scc = a < b; swrite(w, dst, w->scc ? a : b); break;
+    case 8: w->scc = (int32_t)a > (int32_t)b; swrite(w, dst, w->scc ? a : b); break;
+    case 9: w->scc = a > b; swrite(w, dst, w->scc ? a : b); break;
+    case 10: swrite(w, dst, w->scc ? a : b); break;
+    case 11: swrite64(w, dst, w->scc ? a64 : b64); break;
+    case 12: swrite(w, dst, a & b); w->scc = (a & b) != 0; break;
+    case 13: swrite64(w, dst, a64 & b64); w->scc = (a64 & b64) != 0; break;
+    case 14: swrite(w, dst, a | b); w->scc = (a | b) != 0; break;
+    case 15: swrite64(w, dst, a64 | b64); w->scc = (a64 | b64) != 0; break;
+    case 16: swrite(w, dst, a ^ b); w->scc = (a ^ b) != 0; break;
+    case 17: swrite64(w, dst, a64 ^ b64); w->scc = (a64 ^ b64) != 0; break;
+    case 18: swrite(w, dst, a & ~b); w->scc = (a & ~b) != 0; break;
+    case 19: swrite64(w, dst, a64 & ~b64); w->scc = (a64 & ~b64) != 0; break;
+    case 20: swrite(w, dst, a | ~b); w->scc = (a | ~b) != 0; break;
+    case 21: swrite64(w, dst, a64 | ~b64); w->scc = (a64 | ~b64) != 0; break;
+    case 28: swrite(w, dst, a << (b & 31)); w->scc = (a << (b & 31)) != 0; break;
+    case 29: swrite64(w, dst, a64 << (b & 63)); w->scc = (a64 << (b & 63)) != 0; break;
+    case 30: swrite(w, dst, a >> (b & 31)); w->scc = (a >> (b & 31)) != 0; break;
+    case 31: swrite64(w, dst, a64 >> (b & 63)); w->scc = (a64 >> (b & 63)) != 0; break;
+    case 32: swrite(w, dst, (uint32_t)((int32_t)a >> (b & 31)));
+      w->scc = ((int32_t)a >> (b & 31)) != 0; break;
+    case 33: swrite64(w, dst, (uint64_t)((int64_t)a64 >> (b & 63)));
+      w->scc = ((int64_t)a64 >> (b & 63)) != 0; break;
+    case 36: swrite(w, dst, a * b); break;
+    case 37: {  /* s_bfe_u32: offset b[4:0], width b[22:16] */
+      const uint32_t off = b & 31, width = (b >> 16) & 0x7f;
+      const uint32_t v = width == 0 ? 0 : width >= 32 ? a >> off : (a >> off) & ((1u << width) - 1);
+      swrite(w, dst, v); w->scc = v != 0; break;
+    }
+    case 44: swrite(w, dst, (uint32_t)(((uint64_t)a * b) >> 32)); break;
+    case 45: swrite(w, dst, (uint32_t)(((int64_t)(int32_t)a * (int32_t)b) >> 32)); break;
+    case 46: case 47: case 48: case 49: {  /* s_lshl{1..4}_add_u32 */
+      wide = ((uint64_t)a << (op - 45)) + b;
+      swrite(w, dst, (uint32_t)wide); w->scc = wide >> 32; break;
+    }
+    default: return illegal(r, w, "SOP2", op, at);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t sopk(run_t* r, wave_t* w, uint32_t word, uint64_t at) {
+  const uint32_t op = (word >> 23) & 0x1f, dst = (word >> 16) & 0x7f;
+  const int32_t simm = (int16_t)(word & 0xffff);
+  switch (op) {
+    case 0: swrite(w, dst, (uint32_t)simm); break;
+    default: return illegal(r, w, "SOPK", op, at);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t sop1(run_t* r, wave_t* w, uint32_t word, const decode_t* k, uint64_t at) {
+  const uint32_t op = (word >> 8) & 0xff, dst = (word >> 16) & 0x7f, c0 = word & 0xff;
+  const uint32_t a = sread(w, c0, k);
+  const uint64_t a64 = sread64(w, c0, k);
+  uint64_t saved;
+  switch (op) {
+    case 0: swrite(w, dst, a); break;
+    case 1: swrite64(w, dst, a64); break;
+    case 4: swrite(w, dst, ~a); w->scc = ~a != 0; break;
+    case 5: swrite64(w, dst, ~a64); w->scc = ~a64 != 0; break;
+    case 8: { uint32_t v = 0; for (int i = 0; i < 32; ++i) v |= ((a >> i) & 1u) << (31 - i);
+      swrite(w, dst, v); break; }
+    case 28: swrite64(w, dst, at + 4); break;  /* s_getpc_b64: the next instruction */
+    case 29: w->pc = a64; break;              /* s_setpc_b64 */
+    case 32: case 33: case 34: case 35: {     /* s_{and,or,xor,andn2}_saveexec_b64 */
+      saved = w->exec;
+      w->exec = op == 32 ? a64 & saved : op == 33 ? a64 | saved : op == 34 ? a64 ^ saved
+                                                                 : a64 & ~saved;
+      swrite64(w, dst, saved);
+      w->scc = w->exec != 0;
+      break;
+    }
+    default: return illegal(r, w, "SOP1", op, at);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t sopc(run_t* r, wave_t* w, uint32_t word, const decode_t* k, uint64_t at) {
+  const uint32_t op = (word >> 16) & 0x7f;
+  const uint32_t a = sread(w, word & 0xff, k), b = sread(w, (word >> 8) & 0xff, k);
+  const int32_t sa = (int32_t)a, sb = (int32_t)b;
+  switch (op) {
+    case 0: w->scc = sa == sb; break;
+    case 1: w->scc = sa != sb; break;
+    case 2: w->scc = sa > sb; break;
+    case 3: w->scc = sa >= sb; break;
+    case 4: w->scc = sa < sb; break;
+    case 5: w->scc = sa <= sb; break;
+    case 6: w->scc = a == b; break;
+    case 7: w->scc = a != b; break;
+    case 8: w->scc = a > b; break;
+    case 9: w->scc = a >= b; break;
+    case 10: w->scc = a < b; break;
+    case 11: w->scc = a <= b; break;
+    case 18: w->scc = sread64(w, word & 0xff, k) == sread64(w, (word >> 8) & 0xff, k); break;
+    case 19: w->scc = sread64(w, word & 0xff, k) != sread64(w, (word >> 8) & 0xff, k); break;
+    default: return illegal(r, w, "SOPC", op, at);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t sopp(run_t* r, wave_t* w, uint32_t word, uint64_t at) {
+  const uint32_t op = (word >> 16) & 0x7f;
+  const uint64_t target = at + 4 + 4 * (int64_t)(int16_t)(word & 0xffff);
+  switch (op) {
+    case 0: case 12: case 14: case 15: break;  /* s_nop, s_waitcnt, s_sleep, s_setprio */
+    case 1: w->done = 1; break;
+    case 2: w->pc = target; break;
+    case 4: if (!w->scc) w->pc = target; break;
+    case 5: if (w->scc) w->pc = target; break;
+    case 6: if (w->vcc == 0) w->pc = target; break;
+    case 7: if (w->vcc != 0) w->pc = target; break;
+    case 8: if (w->exec == 0) w->pc = target; break;
+    case 9: if (w->exec != 0) w->pc = target; break;
+    case 10: w->waiting = 1; break;
+    default: return illegal(r, w, "SOPP", op, at);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t smem(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint64_t at) {
+  const uint32_t op = (word >> 18) & 0xff, sdata = (word >> 6) & 0x7f;
+  const uint32_t sbase = (word & 0x3f) << 1;
+  const int imm = (word >> 17) & 1;
+  if (op > 4) return illegal(r, w, "SMEM", op, at);
+  const uint32_t count = 1u << op;  /* s_load_dword, x2, x4, x8, x16 */
+  const uint64_t base = w->s[sbase] | (uint64_t)w->s[sbase + 1] << 32;
+  const uint64_t offset = imm ? (word1 & 0xfffff) : w->s[word1 & 0x7f];
+  const uint8_t* p = memory(r, base + offset, 4ull * count);
+  if (!p) return r->status;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t v;
+    memcpy(&v, p + 4 * i, 4);
+    swrite(w, sdata + i, v);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* ---- vector ALU -------------------------------------------------------------------------- */
+
+/* The VOP2 / VOP1 / VOPC operations, one lane: `op` in the VOP3 numbering (VOPC 0..0xff, VOP2
+ * 0x100 + op, VOP1 0x140 + op), sources already read (modifiers applied by the caller for
+ * floats). Returns 0 when the op is unknown. `carry_in`/`carry_out` for the carry ops; `cmp`
+ * receives a comparison's result. */
+typedef struct {
+  uint32_t a, b, c;
+  uint64_t a64, b64, c64;
+  int carry_in;
+  int carry_out;
+  int cmp;
+  uint32_t result;
+  uint64_t result64;
+  int wide;  /* result64 is the result */
+} lane_t;
+
+static int compare_f32(uint32_t op, float a, float b) {
+  switch (op & 0xf) {
+    case 0: return 0;
+    case 1: return a < b;
+    case 2: return a == b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    case 5: return a < b || a > b;
+    case 6: return a >= b;
+    case 7: return !isnan(a) && !isnan(b);
+    case 8: return isnan(a) || isnan(b);
+    case 9: return !(a >= b);
+    case 10: return !(a < b || a > b);
+    case 11: return !(a > b);
+    case 12: return !(a <= b);
+    case 13: return !(a == b);
+    case 14: return !(a < b);
+    default: return 1;
+  }
+}
+
+static int compare_int(uint32_t op, int64_t sa, int64_t sb, uint64_t ua, uint64_t ub,
+                       int is_signed) {
+  switch (op & 7) {
+    case 0: return 0;
+    case 1: return is_signed ? sa < sb : ua < ub;
+    case 2: return ua == ub;
+    case 3: return is_signed ? sa <= sb : ua <= ub;
+    case 4: return is_signed ? sa > sb : ua > ub;
+    case 5: return ua != ub;
+    case 6: return is_signed ? sa >= sb : ua >= ub;
+    default: return 1;
+  }
+}
+
+static int valu(uint32_t op, lane_t* l) {
+  const uint32_t a = l->a, b = l->b;
+  const float fa = as_f(a), fb = as_f(b);
+  l->wide = 0;
+  if (op >= 0x40 && op <= 0x4f) { l->cmp = compare_f32(op, fa, fb); return 1; }
+  if (op >= 0xc0 && op <= 0xc7) { l->cmp = compare_int(op, (int32_t)a, (int32_t)b, a, b, 1); return 1; }
+  if (op >= 0xc8 && op <= 0xcf) { l->cmp = compare_int(op, 0, 0, a, b, 0); return 1; }
+  if (op >= 0xe0 && op <= 0xe7) {
+    l->cmp = compare_int(op, (int64_t)l->a64, (int64_t)l->b64, l->a64, l->b64, 1); return 1;
+  }
+  if (op >= 0xe8 && op <= 0xef) { l->cmp = compare_int(op, 0, 0, l->a64, l->b64, 0); return 1; }
+  uint64_t wide;
+  switch (op) {
+    case 0x100: l->result = l->carry_in ? b : a; return 1;            /* v_cndmask_b32 */
+    case 0x101: l->result = f_bits(fa + fb); return 1;
+    case 0x102: l->result = f_bits(fa - fb); return 1;
+    case 0x103: l->result = f_bits(fb - fa); return 1;
+    case 0x105: l->result = f_bits(fa * fb); return 1;
+    case 0x106: l->result = (uint32_t)((int32_t)(a << 8) >> 8) * (uint32_t)((int32_t)(b << 8) >> 8); return 1;
+    case 0x108: l->result = (a & 0xffffff) * (b & 0xffffff); return 1;
+    case 0x10a: l->result = f_bits(fminf(fa, fb)); return 1;
+    case 0x10b: l->result = f_bits(fmaxf(fa, fb)); return 1;
+    case 0x10c: l->result = (int32_t)a < (int32_t)b ? a : b; return 1;
+    case 0x10d: l->result = (int32_t)a > (int32_t)b ? a : b; return 1;
+    case 0x10e: l->result = a < b ? a : b; return 1;
+    case 0x10f: l->result = a > b ? a : b; return 1;
+    case 0x110: l->result = b >> (a & 31); return 1;                   /* v_lshrrev_b32 */
+    case 0x111: l->result = (uint32_t)((int32_t)b >> (a & 31)); return 1;
+    case 0x112: l->result = b << (a & 31); return 1;                   /* v_lshlrev_b32 */
+    case 0x113: l->result = a & b; return 1;
+    case 0x114: l->result = a | b; return 1;
+    case 0x115: l->result = a ^ b; return 1;
+    case 0x117: l->result = f_bits(fmaf(fa, as_f(l->c), fb)); return 1;  /* v_fmamk: a*K+b */
+    case 0x118: l->result = f_bits(fmaf(fa, fb, as_f(l->c))); return 1;  /* v_fmaak: a*b+K */
+    case 0x119: wide = (uint64_t)a + b; l->result = (uint32_t)wide; l->carry_out = wide >> 32; return 1;
+    case 0x11a: l->result = a - b; l->carry_out = b > a; return 1;
+    case 0x11b: l->result = b - a; l->carry_out = a > b; return 1;
+    case 0x11c: wide = (uint64_t)a + b + (uint64_t)l->carry_in; l->result = (uint32_t)wide;
+      l->carry_out = wide >> 32; return 1;
+    case 0x11d: l->result = a - b - (uint32_t)l->carry_in;
+      l->carry_out = (uint64_t)b + (uint64_t)l->carry_in > a; return 1;
+    case 0x11e: l->result = b - a - (uint32_t)l->carry_in;
+      l->carry_out = (uint64_t)a + (uint64_t)l->carry_in > b; return 1;
+    case 0x134: l->result = a + b; return 1;                           /* v_add_u32 */
+    case 0x135: l->result = a - b; return 1;
+    case 0x136: l->result = b - a; return 1;
+    case 0x13b: l->result = f_bits(fmaf(fa, fb, as_f(l->c))); return 1; /* v_fmac_f32: c is dst */
+    case 0x141: l->result = a; return 1;                               /* v_mov_b32 */
+    case 0x145: l->result = f_bits((float)(int32_t)a); return 1;
+    case 0x146: l->result = f_bits((float)a); return 1;
+    case 0x147: l->result = isnan(fa) || fa <= 0 ? 0 : fa >= 4294967296.0f ? 0xffffffffu : (uint32_t)fa; return 1;
+    case 0x148: l->result = isnan(fa) ? 0 : fa <= -2147483648.0f ? 0x80000000u
+                            : fa >= 2147483648.0f ? 0x7fffffffu : (uint32_t)(int32_t)fa; return 1;
+    case 0x178: l->result64 = l->a64; l->wide = 1; return 1;           /* v_mov_b64 */
+    /* VOP3-only */
+    case 0x1c3: l->result = (a & 0xffffff) * (b & 0xffffff) + l->c; return 1;
+    case 0x1c8: { const uint32_t off = b & 31, width = l->c & 31;
+      l->result = width == 0 ? 0 : (a >> off) & (width == 32 ? 0xffffffffu : (1u << width) - 1);
+      return 1; }
+    case 0x1cb: l->result = f_bits(fmaf(fa, fb, as_f(l->c))); return 1;  /* v_fma_f32 */
+    case 0x1ce: l->result = (uint32_t)((((uint64_t)a << 32) | b) >> (l->c & 31)); return 1;
+    case 0x1fd: l->result = (a << (b & 31)) + l->c; return 1;          /* v_lshl_add_u32 */
+    case 0x1fe: l->result = (a + b) << (l->c & 31); return 1;          /* v_add_lshl_u32 */
+    case 0x1ff: l->result = a + b + l->c; return 1;                    /* v_add3_u32 */
+    case 0x200: l->result = (a << (b & 31)) | l->c; return 1;          /* v_lshl_or_b32 */
+    case 0x201: l->result = (a & b) | l->c; return 1;                  /* v_and_or_b32 */
+    case 0x202: l->result = a | b | l->c; return 1;                    /* v_or3_b32 */
+    case 0x208: l->result64 = (l->a64 << (b & 7)) + l->c64; l->wide = 1; return 1;
+    case 0x28f: l->result64 = l->b64 << (a & 63); l->wide = 1; return 1;  /* v_lshlrev_b64 */
+    case 0x290: l->result64 = l->b64 >> (a & 63); l->wide = 1; return 1;
+    case 0x291: l->result64 = (uint64_t)((int64_t)l->b64 >> (a & 63)); l->wide = 1; return 1;
+    case 0x285: l->result = a * b; return 1;                           /* v_mul_lo_u32 */
+    case 0x286: l->result = (uint32_t)(((uint64_t)a * b) >> 32); return 1;
+    case 0x288: l->result = f_bits(ldexpf(fa, (int32_t)b)); return 1;
+  }
+  return 0;
+}
+
+/* Float source modifiers (VOP3 abs/neg) on a 32-bit operand. */
+static uint32_t modify(uint32_t bits, int abs_bit, int neg_bit) {
+  if (abs_bit) bits &= 0x7fffffffu;
+  if (neg_bit) bits ^= 0x80000000u;
+  return bits;
+}
+
+static int float_op(uint32_t op) {
+  return (op >= 0x40 && op <= 0x4f) || op == 0x101 || op == 0x102 || op == 0x103 ||
+         op == 0x105 || op == 0x10a || op == 0x10b || op == 0x117 || op == 0x118 ||
+         op == 0x13b || op == 0x1cb || op == 0x147 || op == 0x148;
+}
+
+/* One VALU instruction over the active lanes. `op` in the VOP3 numbering; `sdst`: where a
+ * comparison / carry-out mask goes (106 for VCC in the 32-bit encodings); `carry`: the mask a
+ * cndmask / carry-in reads. */
+static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, uint32_t src0,
+                             uint32_t src1, uint32_t src2, uint32_t sdst, uint64_t carry,
+                             uint32_t abs, uint32_t neg, const decode_t* k, uint64_t at,
+                             const char* family) {
+  const int is_cmp = op < 0x100;
+  const int reads_c = op == 0x13b || op == 0x117 || op == 0x118 || op >= 0x1c0;
+  const int is64_src = (op >= 0xe0 && op <= 0xef) || op == 0x178 || op == 0x208 ||
+                       (op >= 0x28f && op <= 0x291);
+  const int floats = float_op(op);
+  uint64_t mask = 0, carries = 0;
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    if (!active(w, lane)) continue;
+    lane_t l;
+    memset(&l, 0, sizeof(l));
+    l.a = vread(w, src0, lane, k);
+    l.b = vread(w, src1, lane, k);
+    if (reads_c) l.c = op == 0x13b ? w->v[vdst][lane] : vread(w, src2, lane, k);
+    if (op == 0x117 || op == 0x118) l.c = k->literal;
+    if (is64_src) {
+      l.a64 = vread64(w, src0, lane, k);
+      l.b64 = vread64(w, src1, lane, k);
+      if (op == 0x208) l.c64 = vread64(w, src2, lane, k);
+    }
+    if (floats) {
+      l.a = modify(l.a, abs & 1, neg & 1);
+      l.b = modify(l.b, abs & 2, neg & 2);
+      l.c = modify(l.c, abs & 4, neg & 4);
+    }
+    l.carry_in = (carry >> lane) & 1;
+    if (!valu(op, &l)) return illegal(r, w, family, op, at);
+    if (is_cmp) {
+      mask |= (uint64_t)l.cmp << lane;
+    } else if (l.wide) {
+      w->v[vdst][lane] = (uint32_t)l.result64;
+      w->v[vdst + 1][lane] = (uint32_t)(l.result64 >> 32);
+    } else {
+      w->v[vdst][lane] = l.result;
+    }
+    carries |= (uint64_t)l.carry_out << lane;
+  }
+  if (is_cmp) {
+    swrite64(w, sdst, mask);
+  } else if ((op >= 0x119 && op <= 0x11e) && sdst != 0xffffffffu) {
+    swrite64(w, sdst, carries);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, const decode_t* k,
+                         uint64_t at) {
+  const uint32_t op = (word >> 16) & 0x3ff, vdst = word & 0xff;
+  const uint32_t src0 = word1 & 0x1ff, src1 = (word1 >> 9) & 0x1ff, src2 = (word1 >> 18) & 0x1ff;
+  const uint32_t abs = (word >> 8) & 7, neg = (word1 >> 29) & 7;
+  if (op < 0x100) {  /* VOPC promoted: the mask to an SGPR pair */
+    return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3");
+  }
+  if (op == 0x1e8 || op == 0x1e9) {  /* v_mad_u64_u32 / v_mad_i64_i32 (VOP3b: sdst [14:8]) */
+    const uint32_t sdst = (word >> 8) & 0x7f;
+    uint64_t carries = 0;
+    for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+      if (!active(w, lane)) continue;
+      const uint32_t a = vread(w, src0, lane, k), b = vread(w, src1, lane, k);
+      const uint64_t c = vread64(w, src2, lane, k);
+      const unsigned __int128 product = op == 0x1e8
+          ? (unsigned __int128)a * b
+          : (unsigned __int128)(__int128)((int64_t)(int32_t)a * (int32_t)b);
+      const unsigned __int128 sum = product + c;
+      w->v[vdst][lane] = (uint32_t)sum;
+      w->v[vdst + 1][lane] = (uint32_t)(sum >> 32);
+      carries |= (uint64_t)((sum >> 64) & 1) << lane;
+    }
+    swrite64(w, sdst, carries);
+    return HSA_STATUS_SUCCESS;
+  }
+  if (op >= 0x119 && op <= 0x11e) {  /* carry ops (VOP3b): sdst [14:8], carry in from src2 */
+    const uint32_t sdst = (word >> 8) & 0x7f;
+    return valu_all(r, w, op, vdst, src0, src1, 0, sdst, sread64(w, src2, k), 0, 0, k, at,
+                    "VOP3");
+  }
+  const uint64_t carry = op == 0x100 ? sread64(w, src2, k) : 0;  /* v_cndmask_b32_e64 */
+  return valu_all(r, w, op, vdst, src0, src1, src2, 0xffffffffu, carry, abs, neg, k, at,
+                  "VOP3");
+}
+
+/* ---- vector memory --------------------------------------------------------------------------- */
+
+static hsa_status_t flat(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint64_t at) {
+  const uint32_t op = (word >> 18) & 0x7f, seg = (word >> 14) & 3;
+  const int32_t offset = (int32_t)(word << 19) >> 19;  /* 13-bit signed */
+  const uint32_t addr = word1 & 0xff, data = (word1 >> 8) & 0xff, saddr = (word1 >> 16) & 0x7f;
+  const uint32_t vdst = word1 >> 24;
+  if (seg == 1) return illegal(r, w, "SCRATCH", op, at);
+  uint32_t dwords, store;
+  if (op >= 20 && op <= 23) { dwords = op == 20 ? 1 : op == 21 ? 2 : op == 22 ? 3 : 4; store = 0; }
+  else if (op >= 28 && op <= 31) { dwords = op == 28 ? 1 : op == 29 ? 2 : op == 30 ? 3 : 4; store = 1; }
+  else return illegal(r, w, seg == 2 ? "GLOBAL" : "FLAT", op, at);
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    if (!active(w, lane)) continue;
+    uint64_t address;
+    if (seg == 2 && saddr != 0x7f) {  /* SGPR base + 32-bit VGPR offset */
+      address = (w->s[saddr] | (uint64_t)w->s[saddr + 1] << 32) + w->v[addr][lane];
+    } else {
+      address = w->v[addr][lane] | (uint64_t)w->v[addr + 1][lane] << 32;
+    }
+    address += (int64_t)offset;
+    uint8_t* p = memory(r, address, 4ull * dwords);
+    if (!p) return r->status;
+    for (uint32_t i = 0; i < dwords; ++i) {
+      if (store) memcpy(p + 4 * i, &w->v[data + i][lane], 4);
+      else memcpy(&w->v[vdst + i][lane], p + 4 * i, 4);
+    }
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* ---- the instruction loop -------------------------------------------------------------------- */
+
+/* The instruction word at a code address (the load image is host memory). */
+static uint32_t fetch(uint64_t address) {
+  uint32_t word;
+  memcpy(&word, (const void*)(uintptr_t)address, 4);
+  return word;
+}
+
+/* Runs `w` until it ends, waits at a barrier or fails. */
+static hsa_status_t step_wave(run_t* r, wave_t* w) {
+  uint64_t budget = 1ull << 32;  /* a runaway loop is an error, not a hang */
+  while (!w->done && !w->waiting) {
+    if (!budget--) return fail(r, HSA_STATUS_ERROR, "softhsa: a wave ran 2^32 instructions");
+    const uint64_t at = w->pc;
+    const uint32_t word = fetch(at);
+    decode_t k = {0, 0};
+    uint32_t word1 = 0;
+    uint32_t length = 4;
+    hsa_status_t status;
+    if ((word >> 30) == 2 && (word >> 28) != 0xb && (word >> 23) < 0x17d) {  /* SOP2 */
+      if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
+      if (!known_scalar(word & 0xff) || !known_scalar((word >> 8) & 0xff))
+        return illegal(r, w, "SOP2 operand", word & 0xffff, at);
+      w->pc = at + length;
+      status = sop2(r, w, word, &k, at);
+    } else if ((word >> 28) == 0xb && (word >> 23) < 0x17d) {  /* SOPK (below SOP1/C/P) */
+      w->pc = at + 4;
+      status = sopk(r, w, word, at);
+    } else if ((word >> 23) == 0x17d) {
+      if ((word & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
+      w->pc = at + length;
+      status = sop1(r, w, word, &k, at);
+    } else if ((word >> 23) == 0x17e) {
+      if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
+      w->pc = at + length;
+      status = sopc(r, w, word, &k, at);
+    } else if ((word >> 23) == 0x17f) {
+      w->pc = at + 4;
+      status = sopp(r, w, word, at);
+    } else if ((word >> 26) == 0x30) {  /* SMEM */
+      w->pc = at + 8;
+      status = smem(r, w, word, fetch(at + 4), at);
+    } else if ((word >> 31) == 0 || (word >> 25) == 0x3f || (word >> 25) == 0x3e) {
+      /* VOP2 / VOP1 / VOPC: src0 [8:0] (a VGPR or scalar code), vsrc1 [16:9] */
+      const uint32_t src0 = word & 0x1ff;
+      if (src0 == 0xf9 || src0 == 0xfa) return illegal(r, w, src0 == 0xf9 ? "SDWA" : "DPP", (word >> 25) & 0x3f, at);
+      uint32_t op, vdst = (word >> 17) & 0xff, src1 = ((word >> 9) & 0xff) + 256;
+      const char* family;
+      if ((word >> 25) == 0x3f) { op = 0x140 + ((word >> 9) & 0xff); family = "VOP1"; }
+      else if ((word >> 25) == 0x3e) { op = (word >> 17) & 0xff; family = "VOPC"; }
+      else { op = 0x100 + ((word >> 25) & 0x3f); family = "VOP2"; }
+      const int k_literal = op == 0x117 || op == 0x118;
+      if (src0 == 255 || k_literal) { k.literal = fetch(at + 4); length = 8; }
+      w->pc = at + length;
+      if (op == 0x142) {  /* v_readfirstlane_b32 */
+        uint32_t lane = 0;
+        while (lane < r->lanes && !active(w, lane)) ++lane;
+        swrite(w, vdst, vread(w, src0, lane < r->lanes ? lane : 0, &k));
+        status = HSA_STATUS_SUCCESS;
+      } else if (family[3] == 'C') {
+        status = valu_all(r, w, op, 0, src0, src1, 0, 106, 0, 0, 0, &k, at, family);
+      } else {
+        const uint32_t sdst = (op >= 0x119 && op <= 0x11e) ? 106 : 0xffffffffu;
+        const uint64_t carry = (op == 0x100 || (op >= 0x11c && op <= 0x11e)) ? w->vcc : 0;
+        status = valu_all(r, w, op, vdst, src0, src1, 0, sdst, carry, 0, 0, &k, at, family);
+      }
+    } else if ((word >> 26) == 0x34) {  /* VOP3 */
+      word1 = fetch(at + 4);
+      length = 8;
+      if ((word1 & 0x1ff) == 255 || ((word1 >> 9) & 0x1ff) == 255 || ((word1 >> 18) & 0x1ff) == 255)
+        return illegal(r, w, "VOP3 literal", (word >> 16) & 0x3ff, at);
+      w->pc = at + length;
+      status = vop3(r, w, word, word1, &k, at);
+    } else if ((word >> 26) == 0x37) {  /* FLAT / GLOBAL / SCRATCH */
+      w->pc = at + 8;
+      status = flat(r, w, word, fetch(at + 4), at);
+    } else {
+      return illegal(r, w, "encoding", word >> 23, at);
+    }
+    if (status != HSA_STATUS_SUCCESS) return status;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, size_t message_size) {
+  run_t r = {.d = d, .lanes = d->wavefront_size, .status = HSA_STATUS_SUCCESS,
+             .message = message, .message_size = message_size};
+  const hsa_kernel_dispatch_packet_t* p = d->packet;
+  if (r.lanes != 64) {
+    return fail(&r, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                "softhsa runs wave64 (GFX9) machine code only; this agent has wave%u",
+                r.lanes);
+  }
+  const uint8_t* kd = d->descriptor;
+  int64_t entry_offset;
+  uint32_t rsrc2, rsrc1;
+  uint16_t properties;
+  memcpy(&entry_offset, kd + 16, 8);
+  memcpy(&rsrc1, kd + 48, 4);
+  memcpy(&rsrc2, kd + 52, 4);
+  memcpy(&properties, kd + 56, 2);
+  (void)rsrc1;
+  const uint64_t entry = (uintptr_t)kd + (uint64_t)entry_offset;
+  const uint32_t wg[3] = {p->workgroup_size_x ? p->workgroup_size_x : 1,
+                          p->workgroup_size_y ? p->workgroup_size_y : 1,
+                          p->workgroup_size_z ? p->workgroup_size_z : 1};
+  const uint32_t grid[3] = {p->grid_size_x, p->grid_size_y ? p->grid_size_y : 1,
+                            p->grid_size_z ? p->grid_size_z : 1};
+  const uint32_t groups[3] = {(grid[0] + wg[0] - 1) / wg[0], (grid[1] + wg[1] - 1) / wg[1],
+                              (grid[2] + wg[2] - 1) / wg[2]};
+  const uint32_t items = wg[0] * wg[1] * wg[2];
+  const uint32_t wave_count = (items + r.lanes - 1) / r.lanes;
+  if (rsrc2 & 1) return fail(&r, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                             "softhsa does not give kernels private (scratch) memory yet");
+  wave_t* waves = calloc(wave_count, sizeof(wave_t));
+  uint32_t (*vgprs)[VGPRS][MAX_LANES] = calloc(wave_count, sizeof(*vgprs));
+  r.lds = calloc(1, d->group_segment_size ? d->group_segment_size : 1);
+  if (!waves || !vgprs || !r.lds) {
+    free(waves); free(vgprs); free(r.lds);
+    return fail(&r, HSA_STATUS_ERROR_OUT_OF_RESOURCES, "softhsa: out of host memory");
+  }
+  for (uint32_t gz = 0; gz < groups[2] && r.status == HSA_STATUS_SUCCESS; ++gz)
+  for (uint32_t gy = 0; gy < groups[1] && r.status == HSA_STATUS_SUCCESS; ++gy)
+  for (uint32_t gx = 0; gx < groups[0] && r.status == HSA_STATUS_SUCCESS; ++gx) {
+    memset(r.lds, 0, d->group_segment_size ? d->group_segment_size : 1);
+    for (uint32_t i = 0; i < wave_count; ++i) {
+      wave_t* w = &waves[i];
+      memset(w, 0, sizeof(*w));
+      w->v = vgprs[i];
+      w->pc = entry;
+      uint32_t s = 0;
+      const uint64_t kernargs = (uintptr_t)p->kernarg_address;
+      const uint64_t packet = (uintptr_t)p;
+      if (properties & 1) s += 4;  /* private segment buffer: none given */
+      if (properties & 2) { w->s[s++] = (uint32_t)packet; w->s[s++] = (uint32_t)(packet >> 32); }
+      if (properties & 4) s += 2;  /* queue pointer */
+      if (properties & 8) { w->s[s++] = (uint32_t)kernargs; w->s[s++] = (uint32_t)(kernargs >> 32); }
+      if (properties & 16) s += 2;  /* dispatch id */
+      if (properties & 32) s += 2;  /* flat scratch init */
+      if (properties & 64) s += 1;  /* private segment size */
+      s = (rsrc2 >> 1) & 0x1f;  /* the descriptor's USER_SGPR_COUNT is where system SGPRs start */
+      if (rsrc2 & (1u << 7)) w->s[s++] = gx;
+      if (rsrc2 & (1u << 8)) w->s[s++] = gy;
+      if (rsrc2 & (1u << 9)) w->s[s++] = gz;
+      /* Lanes past the workgroup's last work-item start inactive. */
+      for (uint32_t lane = 0; lane < r.lanes; ++lane) {
+        const uint32_t item = i * r.lanes + lane;
+        if (item >= items) continue;
+        const uint32_t x = item % wg[0], y = (item / wg[0]) % wg[1], z = item / (wg[0] * wg[1]);
+        const uint64_t gxi = (uint64_t)gx * wg[0] + x, gyi = (uint64_t)gy * wg[1] + y,
+                       gzi = (uint64_t)gz * wg[2] + z;
+        if (gxi >= grid[0] || gyi >= grid[1] || gzi >= grid[2]) continue;  /* partial groups */
+        w->exec |= 1ull << lane;
+        w->v[0][lane] = x | y << 10 | z << 20;
+      }
+    }
+    /* Round-robin between barriers: every wave runs to its end or the next barrier. */
+    for (;;) {
+      int running = 0, waiting = 0;
+      for (uint32_t i = 0; i < wave_count && r.status == HSA_STATUS_SUCCESS; ++i) {
+        if (waves[i].done) continue;
+        step_wave(&r, &waves[i]);
+        running += !waves[i].done;
+        waiting += waves[i].waiting;
+      }
+      if (r.status != HSA_STATUS_SUCCESS || !running) break;
+      if (waiting) for (uint32_t i = 0; i < wave_count; ++i) waves[i].waiting = 0;
+    }
+  }
+  free(waves);
+  free(vgprs);
+  free(r.lds);
+  return r.status;
+}
