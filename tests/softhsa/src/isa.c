@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "softhsa_isa.h"
+#include "softhsa_loader_state.h"
 
 #define MAX_LANES 64
 #define SGPRS 128
@@ -84,6 +85,13 @@ static uint8_t* memory(run_t* r, uint64_t address, uint64_t length) {
       r->limit = base + info.sizeInBytes;
       return (uint8_t*)(uintptr_t)address;
     }
+  }
+  /* The code object's load image (constants the kernel reads beside its code). */
+  const softhsa_loaded_object_t* object = softhsa_loader_find_image(address);
+  if (object) {
+    const uint64_t base = (uintptr_t)object->image;
+    if (address - base <= object->image_size && length <= object->image_size - (address - base))
+      return (uint8_t*)(uintptr_t)address;
   }
   fail(r, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
        "softhsa: a %llu-byte access at 0x%llx is outside every allocation",
@@ -392,10 +400,203 @@ static int compare_int(uint32_t op, int64_t sa, int64_t sb, uint64_t ua, uint64_
   }
 }
 
+static double as_d(uint64_t bits) { double d; memcpy(&d, &bits, 8); return d; }
+static uint64_t d_bits(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static float half(uint32_t bits) { _Float16 h; uint16_t v = (uint16_t)bits; memcpy(&h, &v, 2); return (float)h; }
+static uint32_t half_bits(float f) { _Float16 h = (_Float16)f; uint16_t v; memcpy(&v, &h, 2); return v; }
+
+/* Which operands of an op (VOP3 numbering) are 64-bit: bit 0 src0, bit 1 src1, bit 2 src2. */
+static uint32_t wide_sources(uint32_t op) {
+  if ((op >= 0x60 && op <= 0x6f) || (op >= 0xe0 && op <= 0xef)) return 3;
+  switch (op) {
+    case 0x12: case 0x143: case 0x14f: case 0x155: case 0x157: case 0x159: case 0x15a:
+    case 0x165: case 0x166: case 0x170: case 0x171: case 0x178: case 0x284: return 1;
+    case 0x280: case 0x281: return 3;
+    case 0x104: case 0x1cc: case 0x1df: case 0x1e1: case 0x1e3: return 7;
+    case 0x208: return 5;
+    case 0x28f: case 0x290: case 0x291: return 2;
+  }
+  return 0;
+}
+
+static int class_of(double x, uint32_t mask) {
+  /* v_cmp_class: bits 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal,
+     8 +normal, 9 +inf (quiet and signalling NaNs both answer as quiet here). */
+  int bit;
+  if (isnan(x)) bit = 1;
+  else if (isinf(x)) bit = x < 0 ? 2 : 9;
+  else if (x == 0) bit = signbit(x) ? 5 : 6;
+  else if (fpclassify(x) == FP_SUBNORMAL) bit = x < 0 ? 4 : 7;
+  else bit = x < 0 ? 3 : 8;
+  return (mask >> bit) & 1 || (bit == 1 && (mask & 1));
+}
+
+static int class_f32(float x, uint32_t mask) {
+  int bit;
+  if (isnan(x)) bit = 1;
+  else if (isinf(x)) bit = x < 0 ? 2 : 9;
+  else if (x == 0) bit = signbit(x) ? 5 : 6;
+  else if (fpclassify(x) == FP_SUBNORMAL) bit = x < 0 ? 4 : 7;
+  else bit = x < 0 ? 3 : 8;
+  return (mask >> bit) & 1 || (bit == 1 && (mask & 1));
+}
+
+static int compare_f64(uint32_t op, double a, double b) {
+  switch (op & 0xf) {
+    case 0: return 0;
+    case 1: return a < b;
+    case 2: return a == b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    case 5: return a < b || a > b;
+    case 6: return a >= b;
+    case 7: return !isnan(a) && !isnan(b);
+    case 8: return isnan(a) || isnan(b);
+    case 9: return !(a >= b);
+    case 10: return !(a < b || a > b);
+    case 11: return !(a > b);
+    case 12: return !(a <= b);
+    case 13: return !(a == b);
+    case 14: return !(a < b);
+    default: return 1;
+  }
+}
+
+static uint32_t f32_to_u32(float f) {
+  return isnan(f) || f <= 0 ? 0 : f >= 4294967296.0f ? 0xffffffffu : (uint32_t)f;
+}
+static uint32_t f32_to_i32(float f) {
+  return isnan(f) ? 0 : f <= -2147483648.0f ? 0x80000000u
+                      : f >= 2147483648.0f ? 0x7fffffffu : (uint32_t)(int32_t)f;
+}
+static uint32_t f64_to_u32(double f) {
+  return isnan(f) || f <= 0 ? 0 : f >= 4294967295.0 ? 0xffffffffu : (uint32_t)f;
+}
+static uint32_t f64_to_i32(double f) {
+  return isnan(f) ? 0 : f <= -2147483648.0 ? 0x80000000u
+                      : f >= 2147483647.0 ? 0x7fffffffu : (uint32_t)(int32_t)f;
+}
+static int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The ops beyond valu()'s first set: f64, f16, 16-bit integers, conversions, transcendentals,
+ * bit manipulation, three-operand min/max/median. */
+static int valu_more(uint32_t op, lane_t* l) {
+  const uint32_t a = l->a, b = l->b, c = l->c;
+  const float fa = as_f(a), fb = as_f(b), fc = as_f(c);
+  const double da = as_d(l->a64), db = as_d(l->b64), dc = as_d(l->c64);
+  if (op >= 0x60 && op <= 0x6f) { l->cmp = compare_f64(op, da, db); return 1; }
+  if (op >= 0x28 && op <= 0x2f) { l->cmp = compare_f32(op, half(a), half(b)); return 1; }
+  if (op >= 0xa8 && op <= 0xaf) {  /* v_cmp_*_u16 */
+    l->cmp = compare_int(op, 0, 0, a & 0xffff, b & 0xffff, 0); return 1;
+  }
+  if (op >= 0xa0 && op <= 0xa7) {
+    l->cmp = compare_int(op, (int16_t)a, (int16_t)b, a & 0xffff, b & 0xffff, 1); return 1;
+  }
+  switch (op) {
+    case 0x10: l->cmp = class_f32(fa, b); return 1;
+    case 0x12: l->cmp = class_of(da, b); return 1;
+    /* VOP2 */
+    case 0x104: l->result64 = d_bits(fma(da, db, dc)); l->wide = 1; return 1;  /* v_fmac_f64 */
+    case 0x11f: l->result = half_bits(half(a) + half(b)); return 1;
+    case 0x122: l->result = half_bits(half(a) * half(b)); return 1;
+    case 0x126: l->result = (a + b) & 0xffff; return 1;
+    case 0x127: l->result = (a - b) & 0xffff; return 1;
+    case 0x129: l->result = (a * b) & 0xffff; return 1;
+    case 0x12a: l->result = ((b & 0xffff) << (a & 15)) & 0xffff; return 1;
+    case 0x12b: l->result = (b & 0xffff) >> (a & 15); return 1;
+    case 0x12c: l->result = (uint32_t)((int16_t)b >> (a & 15)) & 0xffff; return 1;
+    case 0x130: l->result = (uint16_t)((int16_t)a > (int16_t)b ? a : b); return 1;
+    /* VOP1 */
+    case 0x143: l->result = f64_to_i32(da); return 1;
+    case 0x144: l->result64 = d_bits((double)(int32_t)a); l->wide = 1; return 1;
+    case 0x14a: l->result = half_bits(fa); return 1;
+    case 0x14b: l->result = f_bits(half(a)); return 1;
+    case 0x14f: l->result = f_bits((float)da); return 1;
+    case 0x150: l->result64 = d_bits((double)fa); l->wide = 1; return 1;
+    case 0x151: l->result = f_bits((float)(a & 0xff)); return 1;
+    case 0x155: l->result = f64_to_u32(da); return 1;
+    case 0x156: l->result64 = d_bits((double)a); l->wide = 1; return 1;
+    case 0x157: l->result64 = d_bits(trunc(da)); l->wide = 1; return 1;
+    case 0x159: l->result64 = d_bits(nearbyint(da)); l->wide = 1; return 1;
+    case 0x15a: l->result64 = d_bits(floor(da)); l->wide = 1; return 1;
+    case 0x15c: l->result = f_bits(truncf(fa)); return 1;
+    case 0x15d: l->result = f_bits(ceilf(fa)); return 1;
+    case 0x15e: l->result = f_bits(nearbyintf(fa)); return 1;
+    case 0x15f: l->result = f_bits(floorf(fa)); return 1;
+    case 0x160: l->result = f_bits(exp2f(fa)); return 1;
+    case 0x161: l->result = f_bits(log2f(fa)); return 1;
+    case 0x162: case 0x163: l->result = f_bits(1.0f / fa); return 1;
+    case 0x164: l->result = f_bits(1.0f / sqrtf(fa)); return 1;
+    case 0x165: l->result64 = d_bits(1.0 / da); l->wide = 1; return 1;
+    case 0x166: l->result64 = d_bits(1.0 / sqrt(da)); l->wide = 1; return 1;
+    case 0x167: l->result = f_bits(sqrtf(fa)); return 1;
+    case 0x16b: l->result = ~a; return 1;
+    case 0x16c: { uint32_t v = 0; for (int i = 0; i < 32; ++i) v |= ((a >> i) & 1u) << (31 - i);
+      l->result = v; return 1; }
+    case 0x16d: l->result = a ? (uint32_t)__builtin_clz(a) : 0xffffffffu; return 1;
+    case 0x16f: {  /* v_ffbh_i32: the first bit that differs from the sign, from the top */
+      const uint32_t v = (int32_t)a < 0 ? ~a : a;
+      l->result = (a == 0 || a == 0xffffffffu) ? 0xffffffffu : (uint32_t)__builtin_clz(v);
+      return 1;
+    }
+    case 0x170: { int e = 0; if (isfinite(da)) frexp(da, &e); l->result = (uint32_t)e; return 1; }
+    case 0x171: { int e; l->result64 = d_bits(isfinite(da) ? frexp(da, &e) : da); l->wide = 1; return 1; }
+    case 0x173: { int e = 0; if (isfinite(fa)) frexpf(fa, &e); l->result = (uint32_t)e; return 1; }
+    case 0x174: { int e; l->result = f_bits(isfinite(fa) ? frexpf(fa, &e) : fa); return 1; }
+    case 0x17a: l->result = half_bits((float)(int16_t)a); return 1;
+    case 0x17c: { const float h = half(a);
+      l->result = (uint16_t)(isnan(h) ? 0 : h <= -32768.0f ? -32768 : h >= 32767.0f ? 32767 : (int16_t)h);
+      return 1; }
+    /* VOP3 */
+    case 0x1c9: { const uint32_t off = b & 31, width = c & 31;
+      l->result = width == 0 ? 0 : (uint32_t)(((int32_t)(a << (32 - off - width))) >> (32 - width));
+      if (off + width > 32) l->result = (uint32_t)((int32_t)a >> off);
+      return 1; }
+    case 0x1ca: l->result = (a & b) | (~a & c); return 1;               /* v_bfi_b32 */
+    case 0x1cc: l->result64 = d_bits(fma(da, db, dc)); l->wide = 1; return 1;
+    case 0x1d1: { int32_t m = (int32_t)a < (int32_t)b ? (int32_t)a : (int32_t)b;
+      l->result = (uint32_t)((int32_t)c < m ? (int32_t)c : m); return 1; }
+    case 0x1d3: l->result = f_bits(fmaxf(fmaxf(fa, fb), fc)); return 1;
+    case 0x1d7: { const int32_t x = (int32_t)a, y = (int32_t)b, z = (int32_t)c;
+      const int32_t lo = x < y ? x : y, hi = x < y ? y : x;
+      l->result = (uint32_t)clamp_i32(z, lo, hi); return 1; }
+    case 0x1de: l->result = f_bits(isnan(fb) || isnan(fc) ? NAN : fa); return 1;   /* div_fixup */
+    case 0x1df: l->result64 = d_bits(isnan(db) || isnan(dc) ? NAN : da); l->wide = 1; return 1;
+    case 0x1e0: l->result = a; l->carry_out = 0; return 1;   /* v_div_scale_f32: no scaling */
+    case 0x1e1: l->result64 = l->a64; l->carry_out = 0; l->wide = 1; return 1;
+    case 0x1e2: l->result = f_bits(fmaf(fa, fb, fc)); return 1;       /* v_div_fmas (VCC 0) */
+    case 0x1e3: l->result64 = d_bits(fma(da, db, dc)); l->wide = 1; return 1;
+    case 0x1ed: {  /* v_perm_b32: byte selects from {b, a} */
+      const uint64_t bytes = (uint64_t)a << 32 | b;
+      uint32_t v = 0;
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t sel = (c >> (8 * i)) & 0xff;
+        uint32_t byte;
+        if (sel < 8) byte = (uint32_t)(bytes >> (8 * sel)) & 0xff;
+        else if (sel == 12) byte = 0;
+        else if (sel > 12) byte = 0xff;
+        else byte = ((bytes >> (8 * (2 * (sel - 8) + 1) + 7)) & 1) ? 0xff : 0;
+        v |= byte << (8 * i);
+      }
+      l->result = v; return 1;
+    }
+    case 0x1f8: { int16_t m = (int16_t)a > (int16_t)b ? (int16_t)a : (int16_t)b;
+      l->result = (uint16_t)((int16_t)c > m ? (int16_t)c : m); return 1; }
+    case 0x207: l->result = half_bits(isnan(half(b)) || isnan(half(c)) ? NAN : half(a)); return 1;
+    case 0x280: l->result64 = d_bits(da + db); l->wide = 1; return 1;
+    case 0x281: l->result64 = d_bits(da * db); l->wide = 1; return 1;
+    case 0x284: l->result64 = d_bits(ldexp(da, (int32_t)b)); l->wide = 1; return 1;
+    case 0x28b: l->result = (uint32_t)__builtin_popcount(a) + b; return 1;
+    case 0x2a0: l->result = (a & 0xffff) | (b & 0xffff) << 16; return 1;  /* v_pack_b32_f16 */
+  }
+  return 0;
+}
+
 static int valu(uint32_t op, lane_t* l) {
   const uint32_t a = l->a, b = l->b;
   const float fa = as_f(a), fb = as_f(b);
   l->wide = 0;
+  if (valu_more(op, l)) return 1;
   if (op >= 0x40 && op <= 0x4f) { l->cmp = compare_f32(op, fa, fb); return 1; }
   if (op >= 0xc0 && op <= 0xc7) { l->cmp = compare_int(op, (int32_t)a, (int32_t)b, a, b, 1); return 1; }
   if (op >= 0xc8 && op <= 0xcf) { l->cmp = compare_int(op, 0, 0, a, b, 0); return 1; }
@@ -478,9 +679,20 @@ static uint32_t modify(uint32_t bits, int abs_bit, int neg_bit) {
 }
 
 static int float_op(uint32_t op) {
-  return (op >= 0x40 && op <= 0x4f) || op == 0x101 || op == 0x102 || op == 0x103 ||
+  return (op >= 0x40 && op <= 0x4f) || (op >= 0x60 && op <= 0x6f) || op == 0x10 ||
+         op == 0x12 || op == 0x101 || op == 0x102 || op == 0x103 || op == 0x104 ||
          op == 0x105 || op == 0x10a || op == 0x10b || op == 0x117 || op == 0x118 ||
-         op == 0x13b || op == 0x1cb || op == 0x147 || op == 0x148;
+         op == 0x13b || op == 0x147 || op == 0x148 || (op >= 0x14f && op <= 0x174) ||
+         (op >= 0x1cb && op <= 0x1cc) || (op >= 0x1d3 && op <= 0x1d3) ||
+         (op >= 0x1de && op <= 0x1e3) || op == 0x280 || op == 0x281 || op == 0x284 ||
+         op == 0x288;
+}
+
+/* Float source modifiers on a 64-bit operand. */
+static uint64_t modify64(uint64_t bits, int abs_bit, int neg_bit) {
+  if (abs_bit) bits &= ~(1ull << 63);
+  if (neg_bit) bits ^= 1ull << 63;
+  return bits;
 }
 
 /* One VALU instruction over the active lanes. `op` in the VOP3 numbering; `sdst`: where a
@@ -491,9 +703,9 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
                              uint32_t abs, uint32_t neg, const decode_t* k, uint64_t at,
                              const char* family) {
   const int is_cmp = op < 0x100;
-  const int reads_c = op == 0x13b || op == 0x117 || op == 0x118 || op >= 0x1c0;
-  const int is64_src = (op >= 0xe0 && op <= 0xef) || op == 0x178 || op == 0x208 ||
-                       (op >= 0x28f && op <= 0x291);
+  const int reads_c = op == 0x13b || op == 0x104 || op == 0x117 || op == 0x118 ||
+                      (op >= 0x1c0 && op < 0x280);
+  const uint32_t wide = wide_sources(op);
   const int floats = float_op(op);
   uint64_t mask = 0, carries = 0;
   for (uint32_t lane = 0; lane < r->lanes; ++lane) {
@@ -504,15 +716,17 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     l.b = vread(w, src1, lane, k);
     if (reads_c) l.c = op == 0x13b ? w->v[vdst][lane] : vread(w, src2, lane, k);
     if (op == 0x117 || op == 0x118) l.c = k->literal;
-    if (is64_src) {
-      l.a64 = vread64(w, src0, lane, k);
-      l.b64 = vread64(w, src1, lane, k);
-      if (op == 0x208) l.c64 = vread64(w, src2, lane, k);
-    }
+    if (wide & 1) l.a64 = vread64(w, src0, lane, k);
+    if (wide & 2) l.b64 = vread64(w, src1, lane, k);
+    if (wide & 4) l.c64 = op == 0x104 ? (w->v[vdst][lane] | (uint64_t)w->v[vdst + 1][lane] << 32)
+                                      : vread64(w, src2, lane, k);
     if (floats) {
       l.a = modify(l.a, abs & 1, neg & 1);
       l.b = modify(l.b, abs & 2, neg & 2);
       l.c = modify(l.c, abs & 4, neg & 4);
+      l.a64 = modify64(l.a64, abs & 1, neg & 1);
+      l.b64 = modify64(l.b64, abs & 2, neg & 2);
+      l.c64 = modify64(l.c64, abs & 4, neg & 4);
     }
     l.carry_in = (carry >> lane) & 1;
     if (!valu(op, &l)) return illegal(r, w, family, op, at);
@@ -578,9 +792,11 @@ static hsa_status_t flat(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uin
   const uint32_t addr = word1 & 0xff, data = (word1 >> 8) & 0xff, saddr = (word1 >> 16) & 0x7f;
   const uint32_t vdst = word1 >> 24;
   if (seg == 1) return illegal(r, w, "SCRATCH", op, at);
-  uint32_t dwords, store;
-  if (op >= 20 && op <= 23) { dwords = op == 20 ? 1 : op == 21 ? 2 : op == 22 ? 3 : 4; store = 0; }
-  else if (op >= 28 && op <= 31) { dwords = op == 28 ? 1 : op == 29 ? 2 : op == 30 ? 3 : 4; store = 1; }
+  uint32_t dwords, store, size = 4, sign = 0;
+  if (op >= 20 && op <= 23) { dwords = op - 19; store = 0; }
+  else if (op >= 28 && op <= 31) { dwords = op - 27; store = 1; }
+  else if (op >= 16 && op <= 19) { dwords = 1; store = 0; size = op < 18 ? 1 : 2; sign = op & 1; }
+  else if (op == 24 || op == 26) { dwords = 1; store = 1; size = op == 24 ? 1 : 2; }
   else return illegal(r, w, seg == 2 ? "GLOBAL" : "FLAT", op, at);
   for (uint32_t lane = 0; lane < r->lanes; ++lane) {
     if (!active(w, lane)) continue;
@@ -591,11 +807,121 @@ static hsa_status_t flat(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uin
       address = w->v[addr][lane] | (uint64_t)w->v[addr + 1][lane] << 32;
     }
     address += (int64_t)offset;
-    uint8_t* p = memory(r, address, 4ull * dwords);
+    uint8_t* p = memory(r, address, (uint64_t)size * dwords);
     if (!p) return r->status;
     for (uint32_t i = 0; i < dwords; ++i) {
-      if (store) memcpy(p + 4 * i, &w->v[data + i][lane], 4);
-      else memcpy(&w->v[vdst + i][lane], p + 4 * i, 4);
+      if (store) {
+        memcpy(p + size * i, &w->v[data + i][lane], size);
+      } else {
+        uint32_t value = 0;
+        memcpy(&value, p + size * i, size);
+        if (sign) value = size == 1 ? (uint32_t)(int32_t)(int8_t)value
+                                    : (uint32_t)(int32_t)(int16_t)value;
+        w->v[vdst + i][lane] = value;
+      }
+    }
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* MUBUF: a buffer resource (V#, 4 SGPRs: base [47:0], stride [61:48], num_records [95:64]),
+ * index (IDXEN) and offset (OFFEN) VGPRs, the SGPR offset and the instruction's 12-bit offset.
+ * Range checking as the MI300 manual gives it for the kernels IREE emits (raw buffers, stride 0:
+ * each dword / element whose bytes pass num_records reads 0 and is not written; with a stride,
+ * an index at or past num_records). */
+static hsa_status_t mubuf(run_t* r, wave_t* w, uint32_t word, uint32_t word1, const decode_t* k,
+                          uint64_t at) {
+  const uint32_t op = (word >> 18) & 0x7f, inst_offset = word & 0xfff;
+  const int offen = (word >> 12) & 1, idxen = (word >> 13) & 1;
+  const uint32_t vaddr = word1 & 0xff, vdata = (word1 >> 8) & 0xff;
+  const uint32_t srsrc = ((word1 >> 16) & 0x1f) * 4, soffset = sread(w, word1 >> 24, k);
+  const uint64_t base = w->s[srsrc] | (uint64_t)(w->s[srsrc + 1] & 0xffff) << 32;
+  const uint32_t stride = (w->s[srsrc + 1] >> 16) & 0x3fff, records = w->s[srsrc + 2];
+  uint32_t size, count, store, sign = 0;
+  switch (op) {
+    case 16: size = 1; count = 1; store = 0; break;
+    case 17: size = 1; count = 1; store = 0; sign = 1; break;
+    case 18: size = 2; count = 1; store = 0; break;
+    case 19: size = 2; count = 1; store = 0; sign = 1; break;
+    case 20: case 21: case 22: case 23: size = 4; count = op - 19; store = 0; break;
+    case 24: size = 1; count = 1; store = 1; break;
+    case 26: size = 2; count = 1; store = 1; break;
+    case 28: case 29: case 30: case 31: size = 4; count = op - 27; store = 1; break;
+    default: return illegal(r, w, "MUBUF", op, at);
+  }
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    if (!active(w, lane)) continue;
+    const uint64_t index = idxen ? w->v[vaddr][lane] : 0;
+    const uint64_t offset = (uint64_t)(offen ? w->v[vaddr + idxen][lane] : 0) + inst_offset;
+    const int index_out = stride != 0 && index >= records;
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint64_t element = offset + (uint64_t)i * size;
+      const int out = index_out || (stride == 0 && element + size + soffset > records);
+      uint32_t value = 0;
+      if (!out) {
+        uint8_t* p = memory(r, base + soffset + element + index * stride, size);
+        if (!p) return r->status;
+        if (store) {
+          memcpy(p, &w->v[vdata + i][lane], size);
+          continue;
+        }
+        memcpy(&value, p, size);
+        if (sign && size == 1) value = (uint32_t)(int32_t)(int8_t)value;
+        if (sign && size == 2) value = (uint32_t)(int32_t)(int16_t)value;
+      }
+      if (!store) w->v[vdata + i][lane] = value;
+    }
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* DS: LDS reads and writes at VGPR address + offset (the *2 forms: two elements at offset0 and
+ * offset1 times the element size); an access past the workgroup's LDS reads 0 / is dropped. */
+static hsa_status_t ds(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint64_t at) {
+  const uint32_t op = (word >> 17) & 0xff, offset0 = word & 0xff, offset1 = (word >> 8) & 0xff;
+  const uint32_t addr = word1 & 0xff, data0 = (word1 >> 8) & 0xff, data1 = (word1 >> 16) & 0xff;
+  const uint32_t vdst = word1 >> 24;
+  const uint32_t lds_size = r->d->group_segment_size;
+  uint32_t size, pair = 0, store, sign = 0;
+  switch (op) {
+    case 13: size = 4; store = 1; break;           /* ds_write_b32 */
+    case 14: size = 4; store = 1; pair = 1; break; /* ds_write2_b32 */
+    case 30: size = 1; store = 1; break;           /* ds_write_b8 */
+    case 31: size = 2; store = 1; break;           /* ds_write_b16 */
+    case 77: size = 8; store = 1; break;           /* ds_write_b64 */
+    case 78: size = 8; store = 1; pair = 1; break; /* ds_write2_b64 */
+    case 54: size = 4; store = 0; break;           /* ds_read_b32 */
+    case 55: size = 4; store = 0; pair = 1; break; /* ds_read2_b32 */
+    case 57: size = 1; store = 0; sign = 1; break; /* ds_read_i8 */
+    case 58: size = 1; store = 0; break;           /* ds_read_u8 */
+    case 59: size = 2; store = 0; sign = 1; break; /* ds_read_i16 */
+    case 60: size = 2; store = 0; break;           /* ds_read_u16 */
+    case 118: size = 8; store = 0; break;          /* ds_read_b64 */
+    case 119: size = 8; store = 0; pair = 1; break; /* ds_read2_b64 */
+    case 222: size = 16; store = 1; break;         /* ds_write_b128 */
+    case 254: size = 16; store = 0; break;         /* ds_read_b128 */
+    default: return illegal(r, w, "DS", op, at);
+  }
+  const uint32_t dwords = size < 4 ? 1 : size / 4;
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    if (!active(w, lane)) continue;
+    for (uint32_t part = 0; part <= pair; ++part) {
+      const uint64_t address = (uint64_t)w->v[addr][lane] +
+          (pair ? (uint64_t)(part ? offset1 : offset0) * size : offset0 | offset1 << 8);
+      const int out = address + size > lds_size;
+      const uint32_t reg = store ? (part ? data1 : data0) : vdst + part * dwords;
+      for (uint32_t i = 0; i < dwords; ++i) {
+        const uint32_t piece = size < 4 ? size : 4;
+        if (store) {
+          if (!out) memcpy(r->lds + address + 4 * i, &w->v[reg + i][lane], piece);
+        } else {
+          uint32_t value = 0;
+          if (!out) memcpy(&value, r->lds + address + 4 * i, piece);
+          if (sign && size == 1) value = (uint32_t)(int32_t)(int8_t)value;
+          if (sign && size == 2) value = (uint32_t)(int32_t)(int16_t)value;
+          w->v[reg + i][lane] = value;
+        }
+      }
     }
   }
   return HSA_STATUS_SUCCESS;
@@ -675,6 +1001,12 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
         return illegal(r, w, "VOP3 literal", (word >> 16) & 0x3ff, at);
       w->pc = at + length;
       status = vop3(r, w, word, word1, &k, at);
+    } else if ((word >> 26) == 0x38) {  /* MUBUF */
+      w->pc = at + 8;
+      status = mubuf(r, w, word, fetch(at + 4), &k, at);
+    } else if ((word >> 26) == 0x36) {  /* DS */
+      w->pc = at + 8;
+      status = ds(r, w, word, fetch(at + 4), at);
     } else if ((word >> 26) == 0x37) {  /* FLAT / GLOBAL / SCRATCH */
       w->pc = at + 8;
       status = flat(r, w, word, fetch(at + 4), at);
