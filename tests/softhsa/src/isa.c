@@ -643,9 +643,8 @@ static int valu(uint32_t op, lane_t* l) {
     case 0x141: l->result = a; return 1;                               /* v_mov_b32 */
     case 0x145: l->result = f_bits((float)(int32_t)a); return 1;
     case 0x146: l->result = f_bits((float)a); return 1;
-    case 0x147: l->result = isnan(fa) || fa <= 0 ? 0 : fa >= 4294967296.0f ? 0xffffffffu : (uint32_t)fa; return 1;
-    case 0x148: l->result = isnan(fa) ? 0 : fa <= -2147483648.0f ? 0x80000000u
-                            : fa >= 2147483648.0f ? 0x7fffffffu : (uint32_t)(int32_t)fa; return 1;
+    case 0x147: l->result = f32_to_u32(fa); return 1;
+    case 0x148: l->result = f32_to_i32(fa); return 1;
     case 0x178: l->result64 = l->a64; l->wide = 1; return 1;           /* v_mov_b64 */
     /* VOP3-only */
     case 0x1c3: l->result = (a & 0xffffff) * (b & 0xffffff) + l->c; return 1;
