@@ -783,6 +783,99 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
                   "VOP3");
 }
 
+/* VOP3P: packed math. The f32 forms (gfx940) take 64-bit register pairs as two f32 lanes; the
+ * 16-bit forms two halves of one dword. op_sel picks each source's half for the low result,
+ * op_sel_hi for the high one; neg / neg_hi negate per half. MFMA: a 16x16 block of D = A * B + C
+ * over the wave (A 16xK: element (i, k) in lane i + 16 * (k / per_lane); B Kx16: (k, j) in lane
+ * j + 16 * (k / per_lane); C/D: (i, j) in lane j + 16 * (i / 4), register i % 4), per the MI300
+ * manual's matrix layouts. */
+static uint32_t half_of(uint64_t pair, int high) { return (uint32_t)(high ? pair >> 32 : pair); }
+
+static uint64_t vop3p_source(const wave_t* w, uint32_t code, uint32_t lane, const decode_t* k) {
+  if (code >= 256) return w->v[code - 256][lane] | (uint64_t)w->v[code - 255][lane] << 32;
+  if (code < 102 || code == 106 || code == 126) return sread64(w, code, k);
+  const uint32_t value = sread(w, code, k);  /* an inline constant: both halves */
+  return value | (uint64_t)value << 32;
+}
+
+static hsa_status_t mfma(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, uint32_t src0,
+                         uint32_t src1, uint32_t src2, const decode_t* k, uint64_t at) {
+  if (r->lanes != 64) return illegal(r, w, "MFMA", op, at);
+  float fd[64][4];
+  int32_t id[64][4];
+  const int integer = op == 0x57;
+  if (op != 0x45 && !integer) return illegal(r, w, "MFMA", op, at);
+  const uint32_t depth = integer ? 32 : 4, per_lane = integer ? 8 : 1;
+  for (uint32_t i = 0; i < 16; ++i) {
+    for (uint32_t j = 0; j < 16; ++j) {
+      const uint32_t lane = j + 16 * (i / 4), reg = i % 4;
+      double sum = as_f(vread(w, src2 + reg, lane, k));
+      int64_t isum = (int32_t)vread(w, src2 + reg, lane, k);
+      for (uint32_t kk = 0; kk < depth; ++kk) {
+        const uint32_t a_lane = i + 16 * (kk / per_lane), b_lane = j + 16 * (kk / per_lane);
+        if (integer) {
+          const uint64_t a = vread64(w, src0, a_lane, k), b = vread64(w, src1, b_lane, k);
+          isum += (int64_t)(int8_t)(a >> (8 * (kk % 8))) * (int8_t)(b >> (8 * (kk % 8)));
+        } else {
+          sum += (double)as_f(vread(w, src0, a_lane, k)) * as_f(vread(w, src1, b_lane, k));
+        }
+      }
+      fd[lane][reg] = (float)sum;
+      id[lane][reg] = (int32_t)isum;
+    }
+  }
+  for (uint32_t lane = 0; lane < 64; ++lane)
+    for (uint32_t reg = 0; reg < 4; ++reg)
+      w->v[vdst + reg][lane] = integer ? (uint32_t)id[lane][reg] : f_bits(fd[lane][reg]);
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t vop3p(run_t* r, wave_t* w, uint32_t word, uint32_t word1, const decode_t* k,
+                          uint64_t at) {
+  const uint32_t op = (word >> 16) & 0x7f, vdst = word & 0xff;
+  const uint32_t src0 = word1 & 0x1ff, src1 = (word1 >> 9) & 0x1ff, src2 = (word1 >> 18) & 0x1ff;
+  const uint32_t op_sel = (word >> 11) & 7;
+  const uint32_t op_sel_hi = ((word1 >> 27) & 3) | ((word >> 14) & 1) << 2;
+  const uint32_t neg_lo = (word1 >> 29) & 7, neg_hi = (word >> 8) & 7;
+  if (op >= 0x40) return mfma(r, w, op, vdst, src0, src1, src2, k, at);
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    if (!active(w, lane)) continue;
+    const uint64_t a = vop3p_source(w, src0, lane, k), b = vop3p_source(w, src1, lane, k);
+    const uint64_t c = op == 0x30 ? vop3p_source(w, src2, lane, k) : 0;
+    uint32_t lo, hi;
+    if (op >= 0x30 && op <= 0x32) {  /* v_pk_fma_f32, v_pk_mul_f32, v_pk_add_f32 */
+      float x[2], y[2], z[2];
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t sel = h ? op_sel_hi : op_sel, neg = h ? neg_hi : neg_lo;
+        x[h] = as_f(modify(half_of(a, sel & 1), 0, neg & 1));
+        y[h] = as_f(modify(half_of(b, sel & 2), 0, neg & 2));
+        z[h] = as_f(modify(half_of(c, sel & 4), 0, neg & 4));
+      }
+      float d[2];
+      for (int h = 0; h < 2; ++h)
+        d[h] = op == 0x30 ? fmaf(x[h], y[h], z[h]) : op == 0x31 ? x[h] * y[h] : x[h] + y[h];
+      lo = f_bits(d[0]);
+      hi = f_bits(d[1]);
+    } else if (op == 0x33) {  /* v_pk_mov_b32 */
+      lo = half_of(a, op_sel & 1);
+      hi = half_of(b, op_sel & 2);
+    } else if (op == 0x0a) {  /* v_pk_add_u16 */
+      const uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
+      const uint32_t a_lo = (op_sel & 1) ? a32 >> 16 : a32 & 0xffff;
+      const uint32_t b_lo = (op_sel & 2) ? b32 >> 16 : b32 & 0xffff;
+      const uint32_t a_hi = (op_sel_hi & 1) ? a32 >> 16 : a32 & 0xffff;
+      const uint32_t b_hi = (op_sel_hi & 2) ? b32 >> 16 : b32 & 0xffff;
+      w->v[vdst][lane] = ((a_lo + b_lo) & 0xffff) | ((a_hi + b_hi) & 0xffff) << 16;
+      continue;
+    } else {
+      return illegal(r, w, "VOP3P", op, at);
+    }
+    w->v[vdst][lane] = lo;
+    w->v[vdst + 1][lane] = hi;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
 /* ---- vector memory --------------------------------------------------------------------------- */
 
 static hsa_status_t flat(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint64_t at) {
@@ -993,6 +1086,10 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
         const uint64_t carry = (op == 0x100 || (op >= 0x11c && op <= 0x11e)) ? w->vcc : 0;
         status = valu_all(r, w, op, vdst, src0, src1, 0, sdst, carry, 0, 0, &k, at, family);
       }
+    } else if ((word >> 23) == 0x1a7) {  /* VOP3P (and MFMA) */
+      word1 = fetch(at + 4);
+      w->pc = at + 8;
+      status = vop3p(r, w, word, word1, &k, at);
     } else if ((word >> 26) == 0x34) {  /* VOP3 */
       word1 = fetch(at + 4);
       length = 8;
