@@ -694,13 +694,24 @@ static uint64_t modify64(uint64_t bits, int abs_bit, int neg_bit) {
   return bits;
 }
 
+/* Per-lane operands of a DPP or SDWA instruction (the second dword's lane moves and
+ * selections, applied before the op), the lanes allowed to write, and SDWA's destination
+ * selection. */
+typedef struct {
+  uint32_t a[MAX_LANES], b[MAX_LANES];
+  int has_b;
+  uint64_t enabled;
+  int sdwa;
+  uint32_t dst_sel, dst_unused;
+} override_t;
+
 /* One VALU instruction over the active lanes. `op` in the VOP3 numbering; `sdst`: where a
  * comparison / carry-out mask goes (106 for VCC in the 32-bit encodings); `carry`: the mask a
  * cndmask / carry-in reads. */
 static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, uint32_t src0,
                              uint32_t src1, uint32_t src2, uint32_t sdst, uint64_t carry,
                              uint32_t abs, uint32_t neg, const decode_t* k, uint64_t at,
-                             const char* family) {
+                             const char* family, const override_t* over) {
   const int is_cmp = op < 0x100;
   const int reads_c = op == 0x13b || op == 0x104 || op == 0x117 || op == 0x118 ||
                       (op >= 0x1c0 && op < 0x280);
@@ -709,10 +720,11 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
   uint64_t mask = 0, carries = 0;
   for (uint32_t lane = 0; lane < r->lanes; ++lane) {
     if (!active(w, lane)) continue;
+    if (over && !((over->enabled >> lane) & 1)) continue;
     lane_t l;
     memset(&l, 0, sizeof(l));
-    l.a = vread(w, src0, lane, k);
-    l.b = vread(w, src1, lane, k);
+    l.a = over ? over->a[lane] : vread(w, src0, lane, k);
+    l.b = over && over->has_b ? over->b[lane] : vread(w, src1, lane, k);
     if (reads_c) l.c = op == 0x13b ? w->v[vdst][lane] : vread(w, src2, lane, k);
     if (op == 0x117 || op == 0x118) l.c = k->literal;
     if (wide & 1) l.a64 = vread64(w, src0, lane, k);
@@ -734,6 +746,18 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     } else if (l.wide) {
       w->v[vdst][lane] = (uint32_t)l.result64;
       w->v[vdst + 1][lane] = (uint32_t)(l.result64 >> 32);
+    } else if (over && over->sdwa && over->dst_sel != 6) {
+      /* SDWA: the result's low bits into the selected byte / word; the rest zero, sign or
+         the old value (dst_unused PAD / SEXT / PRESERVE). */
+      const uint32_t sel = over->dst_sel, shift = sel < 4 ? 8 * sel : 16 * (sel - 4);
+      const uint32_t width = sel < 4 ? 8 : 16, field = (1u << width) - 1;
+      uint32_t value = (l.result & field) << shift;
+      if (over->dst_unused == 2) {
+        value |= w->v[vdst][lane] & ~(field << shift);
+      } else if (over->dst_unused == 1 && (l.result >> (width - 1)) & 1) {
+        value |= ~0u << (shift + width);
+      }
+      w->v[vdst][lane] = value;
     } else {
       w->v[vdst][lane] = l.result;
     }
@@ -753,7 +777,7 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
   const uint32_t src0 = word1 & 0x1ff, src1 = (word1 >> 9) & 0x1ff, src2 = (word1 >> 18) & 0x1ff;
   const uint32_t abs = (word >> 8) & 7, neg = (word1 >> 29) & 7;
   if (op < 0x100) {  /* VOPC promoted: the mask to an SGPR pair */
-    return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3");
+    return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3", NULL);
   }
   if (op == 0x1e8 || op == 0x1e9) {  /* v_mad_u64_u32 / v_mad_i64_i32 (VOP3b: sdst [14:8]) */
     const uint32_t sdst = (word >> 8) & 0x7f;
@@ -776,11 +800,11 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
   if (op >= 0x119 && op <= 0x11e) {  /* carry ops (VOP3b): sdst [14:8], carry in from src2 */
     const uint32_t sdst = (word >> 8) & 0x7f;
     return valu_all(r, w, op, vdst, src0, src1, 0, sdst, sread64(w, src2, k), 0, 0, k, at,
-                    "VOP3");
+                    "VOP3", NULL);
   }
   const uint64_t carry = op == 0x100 ? sread64(w, src2, k) : 0;  /* v_cndmask_b32_e64 */
   return valu_all(r, w, op, vdst, src0, src1, src2, 0xffffffffu, carry, abs, neg, k, at,
-                  "VOP3");
+                  "VOP3", NULL);
 }
 
 /* VOP3P: packed math. The f32 forms (gfx940) take 64-bit register pairs as two f32 lanes; the
@@ -874,6 +898,92 @@ static hsa_status_t vop3p(run_t* r, wave_t* w, uint32_t word, uint32_t word1, co
     w->v[vdst + 1][lane] = hi;
   }
   return HSA_STATUS_SUCCESS;
+}
+
+/* DPP: src0 read from another lane of the row / wave (dpp_ctrl), rows and banks masked;
+ * an invalid or inactive source lane reads 0 with BOUND_CTRL, else the lane does not write. */
+static int dpp_source(uint32_t ctrl, uint32_t lane, uint32_t lanes) {
+  const uint32_t row = lane & ~15u, in_row = lane & 15;
+  if (ctrl <= 0xff) return (int)((lane & ~3u) + ((ctrl >> (2 * (lane & 3))) & 3));
+  if (ctrl >= 0x101 && ctrl <= 0x10f) return in_row + (ctrl & 15) < 16 ? (int)(lane + (ctrl & 15)) : -1;
+  if (ctrl >= 0x111 && ctrl <= 0x11f) return in_row >= (ctrl & 15) ? (int)(lane - (ctrl & 15)) : -1;
+  if (ctrl >= 0x121 && ctrl <= 0x12f) return (int)(row + ((in_row - (ctrl & 15)) & 15));
+  switch (ctrl) {
+    case 0x130: return lane + 1 < lanes ? (int)lane + 1 : -1;
+    case 0x134: return (int)((lane + 1) % lanes);
+    case 0x138: return lane ? (int)lane - 1 : -1;
+    case 0x13c: return (int)((lane + lanes - 1) % lanes);
+    case 0x140: return (int)(row + 15 - in_row);
+    case 0x141: return (int)((lane & ~7u) + 7 - (lane & 7));
+    case 0x142: return row ? (int)row - 1 : -1;                    /* row_bcast:15 */
+    case 0x143: return lane >= 32 ? 31 : -1;                       /* row_bcast:31 */
+  }
+  return -2;  /* unknown control */
+}
+
+static hsa_status_t dpp_fill(run_t* r, const wave_t* w, uint32_t x, uint32_t src1,
+                             const decode_t* k, override_t* o, int floats, uint64_t at) {
+  const uint32_t ctrl = (x >> 8) & 0x1ff, bound = (x >> 19) & 1;
+  const uint32_t bank_mask = (x >> 24) & 15, row_mask = (x >> 28) & 15, src0 = x & 0xff;
+  o->enabled = 0;
+  o->has_b = 1;
+  o->sdwa = 0;
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    if (!((row_mask >> (lane / 16)) & 1) || !((bank_mask >> ((lane >> 2) & 3)) & 1)) continue;
+    const int from = dpp_source(ctrl, lane, r->lanes);
+    if (from == -2) return fail(r, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+                                "softhsa cannot run DPP control 0x%x at 0x%llx", ctrl,
+                                (unsigned long long)at);
+    uint32_t a;
+    if (from < 0 || !active(w, (uint32_t)from)) {
+      if (!bound) continue;
+      a = 0;
+    } else {
+      a = w->v[src0][from];
+    }
+    uint32_t b = vread(w, src1, lane, k);
+    if (floats) {
+      a = modify(a, (x >> 21) & 1, (x >> 20) & 1);
+      b = modify(b, (x >> 23) & 1, (x >> 22) & 1);
+    }
+    o->a[lane] = a;
+    o->b[lane] = b;
+    o->enabled |= 1ull << lane;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static uint32_t sdwa_select(uint32_t value, uint32_t sel, int sext) {
+  if (sel >= 6) return value;
+  const uint32_t shift = sel < 4 ? 8 * sel : 16 * (sel - 4), width = sel < 4 ? 8 : 16;
+  uint32_t field = (value >> shift) & ((1u << width) - 1);
+  if (sext && ((field >> (width - 1)) & 1)) field |= ~0u << width;
+  return field;
+}
+
+/* SDWA: byte / word selections of src0 and src1 (sign-extended on request), float modifiers;
+ * src0 or src1 may be an SGPR (the s0 / s1 bits). */
+static void sdwa_fill(run_t* r, const wave_t* w, uint32_t x, uint32_t src1, const decode_t* k,
+                      override_t* o, int floats, int compare) {
+  const uint32_t src0 = (x & 0xff) + (((x >> 23) & 1) ? 0 : 256);
+  const uint32_t sel0 = (x >> 16) & 7, sel1 = (x >> 24) & 7;
+  const int sext0 = (x >> 19) & 1, sext1 = (x >> 27) & 1;
+  const uint32_t b_code = ((x >> 31) & 1) ? src1 - 256 : src1;
+  o->enabled = ~0ull;
+  o->has_b = 1;
+  o->sdwa = !compare;
+  o->dst_sel = (x >> 8) & 7;
+  o->dst_unused = (x >> 11) & 3;
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    uint32_t a = sdwa_select(vread(w, src0, lane, k), sel0, sext0);
+    uint32_t b = sdwa_select(vread(w, b_code, lane, k), sel1, sext1);
+    if (floats) {
+      a = modify(a, (x >> 21) & 1, (x >> 20) & 1);
+      b = modify(b, (x >> 29) & 1, (x >> 28) & 1);
+    }
+    o->a[lane] = a;
+    o->b[lane] = b;
+  }
 }
 
 /* ---- vector memory --------------------------------------------------------------------------- */
@@ -1064,15 +1174,31 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
       status = smem(r, w, word, fetch(at + 4), at);
     } else if ((word >> 31) == 0 || (word >> 25) == 0x3f || (word >> 25) == 0x3e) {
       /* VOP2 / VOP1 / VOPC: src0 [8:0] (a VGPR or scalar code), vsrc1 [16:9] */
-      const uint32_t src0 = word & 0x1ff;
-      if (src0 == 0xf9 || src0 == 0xfa) return illegal(r, w, src0 == 0xf9 ? "SDWA" : "DPP", (word >> 25) & 0x3f, at);
+      uint32_t src0 = word & 0x1ff;
       uint32_t op, vdst = (word >> 17) & 0xff, src1 = ((word >> 9) & 0xff) + 256;
       const char* family;
       if ((word >> 25) == 0x3f) { op = 0x140 + ((word >> 9) & 0xff); family = "VOP1"; }
       else if ((word >> 25) == 0x3e) { op = (word >> 17) & 0xff; family = "VOPC"; }
       else { op = 0x100 + ((word >> 25) & 0x3f); family = "VOP2"; }
       const int k_literal = op == 0x117 || op == 0x118;
-      if (src0 == 255 || k_literal) { k.literal = fetch(at + 4); length = 8; }
+      override_t over_storage, *over = NULL;
+      uint32_t sdst = 106;
+      if (src0 == 0xf9 || src0 == 0xfa) {  /* SDWA / DPP: a second dword */
+        const uint32_t x = fetch(at + 4);
+        length = 8;
+        over = &over_storage;
+        if (src0 == 0xfa) {
+          if (dpp_fill(r, w, x, src1, &k, over, float_op(op), at)) return r->status;
+          src0 = 256 + (x & 0xff);
+        } else {
+          sdwa_fill(r, w, x, src1, &k, over, float_op(op), family[3] == 'C');
+          if (family[3] == 'C' && ((x >> 15) & 1)) sdst = (x >> 8) & 0x7f;
+          src0 = 256 + (x & 0xff);
+        }
+      } else if (src0 == 255 || k_literal) {
+        k.literal = fetch(at + 4);
+        length = 8;
+      }
       w->pc = at + length;
       if (op == 0x142) {  /* v_readfirstlane_b32 */
         uint32_t lane = 0;
@@ -1080,11 +1206,12 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
         swrite(w, vdst, vread(w, src0, lane < r->lanes ? lane : 0, &k));
         status = HSA_STATUS_SUCCESS;
       } else if (family[3] == 'C') {
-        status = valu_all(r, w, op, 0, src0, src1, 0, 106, 0, 0, 0, &k, at, family);
+        status = valu_all(r, w, op, 0, src0, src1, 0, sdst, 0, 0, 0, &k, at, family, over);
       } else {
-        const uint32_t sdst = (op >= 0x119 && op <= 0x11e) ? 106 : 0xffffffffu;
+        const uint32_t carry_dst = (op >= 0x119 && op <= 0x11e) ? 106 : 0xffffffffu;
         const uint64_t carry = (op == 0x100 || (op >= 0x11c && op <= 0x11e)) ? w->vcc : 0;
-        status = valu_all(r, w, op, vdst, src0, src1, 0, sdst, carry, 0, 0, &k, at, family);
+        status = valu_all(r, w, op, vdst, src0, src1, 0, carry_dst, carry, 0, 0, &k, at, family,
+                          over);
       }
     } else if ((word >> 23) == 0x1a7) {  /* VOP3P (and MFMA) */
       word1 = fetch(at + 4);
