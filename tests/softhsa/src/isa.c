@@ -478,6 +478,18 @@ static uint32_t f64_to_i32(double f) {
 }
 static int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* v_div_fixup: the special cases of numerator / denominator (S2 / S1) the reciprocal iteration
+ * that produced `quotient` (S0) cannot, per the MI300 manual's pseudocode. */
+static double div_fixup(double quotient, double denominator, double numerator) {
+  const int negative = signbit(denominator) != signbit(numerator);
+  if (isnan(denominator)) return denominator;
+  if (isnan(numerator)) return numerator;
+  if ((denominator == 0 && numerator == 0) || (isinf(denominator) && isinf(numerator))) return NAN;
+  if (denominator == 0 || isinf(numerator)) return negative ? -INFINITY : INFINITY;
+  if (isinf(denominator) || numerator == 0) return negative ? -0.0 : 0.0;
+  return negative ? -fabs(quotient) : fabs(quotient);
+}
+
 /* The ops beyond valu()'s first set: f64, f16, 16-bit integers, conversions, transcendentals,
  * bit manipulation, three-operand min/max/median. */
 static int valu_more(uint32_t op, lane_t* l) {
@@ -560,8 +572,8 @@ static int valu_more(uint32_t op, lane_t* l) {
     case 0x1d7: { const int32_t x = (int32_t)a, y = (int32_t)b, z = (int32_t)c;
       const int32_t lo = x < y ? x : y, hi = x < y ? y : x;
       l->result = (uint32_t)clamp_i32(z, lo, hi); return 1; }
-    case 0x1de: l->result = f_bits(isnan(fb) || isnan(fc) ? NAN : fa); return 1;   /* div_fixup */
-    case 0x1df: l->result64 = d_bits(isnan(db) || isnan(dc) ? NAN : da); l->wide = 1; return 1;
+    case 0x1de: l->result = f_bits((float)div_fixup(fa, fb, fc)); return 1;
+    case 0x1df: l->result64 = d_bits(div_fixup(da, db, dc)); l->wide = 1; return 1;
     case 0x1e0: l->result = a; l->carry_out = 0; return 1;   /* v_div_scale_f32: no scaling */
     case 0x1e1: l->result64 = l->a64; l->carry_out = 0; l->wide = 1; return 1;
     case 0x1e2: l->result = f_bits(fmaf(fa, fb, fc)); return 1;       /* v_div_fmas (VCC 0) */
@@ -779,6 +791,14 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
   if (op < 0x100) {  /* VOPC promoted: the mask to an SGPR pair */
     return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3", NULL);
   }
+  if (op == 0x289) {  /* v_readlane_b32 sdst, vsrc, lane */
+    swrite(w, vdst, vread(w, src0, sread(w, src1, k) % r->lanes, k));
+    return HSA_STATUS_SUCCESS;
+  }
+  if (op == 0x28a) {  /* v_writelane_b32 vdst, ssrc, lane */
+    w->v[vdst][sread(w, src1, k) % r->lanes] = sread(w, src0, k);
+    return HSA_STATUS_SUCCESS;
+  }
   if (op == 0x1e8 || op == 0x1e9) {  /* v_mad_u64_u32 / v_mad_i64_i32 (VOP3b: sdst [14:8]) */
     const uint32_t sdst = (word >> 8) & 0x7f;
     uint64_t carries = 0;
@@ -833,8 +853,9 @@ static hsa_status_t mfma(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, uint32
   for (uint32_t i = 0; i < 16; ++i) {
     for (uint32_t j = 0; j < 16; ++j) {
       const uint32_t lane = j + 16 * (i / 4), reg = i % 4;
-      double sum = as_f(vread(w, src2 + reg, lane, k));
-      int64_t isum = (int32_t)vread(w, src2 + reg, lane, k);
+      const uint32_t c_code = src2 >= 256 ? src2 + reg : src2;  /* a constant C: every reg */
+      double sum = as_f(vread(w, c_code, lane, k));
+      int64_t isum = (int32_t)vread(w, c_code, lane, k);
       for (uint32_t kk = 0; kk < depth; ++kk) {
         const uint32_t a_lane = i + 16 * (kk / per_lane), b_lane = j + 16 * (kk / per_lane);
         if (integer) {
