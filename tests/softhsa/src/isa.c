@@ -365,26 +365,10 @@ typedef struct {
   int wide;  /* result64 is the result */
 } lane_t;
 
-static int compare_f32(uint32_t op, float a, float b) {
-  switch (op & 0xf) {
-    case 0: return 0;
-    case 1: return a < b;
-    case 2: return a == b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    case 5: return a < b || a > b;
-    case 6: return a >= b;
-    case 7: return !isnan(a) && !isnan(b);
-    case 8: return isnan(a) || isnan(b);
-    case 9: return !(a >= b);
-    case 10: return !(a < b || a > b);
-    case 11: return !(a > b);
-    case 12: return !(a <= b);
-    case 13: return !(a == b);
-    case 14: return !(a < b);
-    default: return 1;
-  }
-}
+static int compare_f64(uint32_t op, double a, double b);
+
+/* f32 comparisons are the f64 ones on the widened values (widening keeps order and NaN). */
+static int compare_f32(uint32_t op, float a, float b) { return compare_f64(op, a, b); }
 
 static int compare_int(uint32_t op, int64_t sa, int64_t sb, uint64_t ua, uint64_t ub,
                        int is_signed) {
@@ -419,26 +403,26 @@ static uint32_t wide_sources(uint32_t op) {
   return 0;
 }
 
-static int class_of(double x, uint32_t mask) {
-  /* v_cmp_class: bits 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal,
-     8 +normal, 9 +inf (quiet and signalling NaNs both answer as quiet here). */
+/* v_cmp_class: mask bits 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0,
+   7 +denormal, 8 +normal, 9 +inf (quiet and signalling NaNs both answer as quiet here). */
+static int class_bit(int nan, int inf, int zero, int subnormal, int negative, uint32_t mask) {
   int bit;
-  if (isnan(x)) bit = 1;
-  else if (isinf(x)) bit = x < 0 ? 2 : 9;
-  else if (x == 0) bit = signbit(x) ? 5 : 6;
-  else if (fpclassify(x) == FP_SUBNORMAL) bit = x < 0 ? 4 : 7;
-  else bit = x < 0 ? 3 : 8;
+  if (nan) bit = 1;
+  else if (inf) bit = negative ? 2 : 9;
+  else if (zero) bit = negative ? 5 : 6;
+  else if (subnormal) bit = negative ? 4 : 7;
+  else bit = negative ? 3 : 8;
   return (mask >> bit) & 1 || (bit == 1 && (mask & 1));
 }
 
-static int class_f32(float x, uint32_t mask) {
-  int bit;
-  if (isnan(x)) bit = 1;
-  else if (isinf(x)) bit = x < 0 ? 2 : 9;
-  else if (x == 0) bit = signbit(x) ? 5 : 6;
-  else if (fpclassify(x) == FP_SUBNORMAL) bit = x < 0 ? 4 : 7;
-  else bit = x < 0 ? 3 : 8;
-  return (mask >> bit) & 1 || (bit == 1 && (mask & 1));
+static int class_of(double x, uint32_t mask) {
+  return class_bit(isnan(x), isinf(x), x == 0, fpclassify(x) == FP_SUBNORMAL, signbit(x) != 0,
+                   mask);
+}
+
+static int class_f32(float x, uint32_t mask) {  /* classified as an f32 (its own denormals) */
+  return class_bit(isnan(x), isinf(x), x == 0, fpclassify(x) == FP_SUBNORMAL, signbit(x) != 0,
+                   mask);
 }
 
 static int compare_f64(uint32_t op, double a, double b) {

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Run every gfx942 corpus case on softhsa executing the machine code (SOFTHSA_EXECUTE=1) and
+compare with local-sync: the progress meter of issue 17's interpreter (tests/softhsa/src/isa.c).
+
+  python scripts/softhsa_corpus.py [FILTER]
+
+Needs the corpus compiled (build/corpus, build/corpus/amdgpu-gfx942: tests/corpus_util.py) and
+softhsa built (`python -m tests.softhsa.build DIR`; SOFTHSA_DIR names it, default build/softhsa).
+Prints OK / FAIL per case (a failure with the softhsa error line, or the first differing output
+line) and the totals. Output is compared exactly; floats that differ in the last digits count as
+failures here (the corpus test compares with --expected_output's tolerances).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(REPO / "tests"))
+    from corpus_util import load_corpus
+
+    only = argv[0] if argv else ""
+    softhsa = os.environ.get("SOFTHSA_DIR", str(REPO / "build" / "softhsa"))
+    if not (Path(softhsa) / "libhsa-runtime64.so").is_file():
+        subprocess.run([sys.executable, "-m", "tests.softhsa.build", softhsa], cwd=REPO,
+                       check=True, capture_output=True)
+    env = dict(os.environ, SOFTHSA_EXECUTE="1")
+    env.pop("ROCR_VISIBLE_DEVICES", None)
+    ok = bad = 0
+    for case in load_corpus():
+        if only and only not in case.id:
+            continue
+        gpu = REPO / "build/corpus/amdgpu-gfx942" / f"{case.stem}.vmfb"
+        cpu = REPO / "build/corpus" / f"{case.stem}.vmfb"
+        if not gpu.is_file() or not cpu.is_file():
+            continue
+        ours = subprocess.run(["amdgpu-run", "--device=amdgpu", f"--module={gpu}",
+                               f"--amdgpu_libhsa_search_path={softhsa}", *case.args],
+                              capture_output=True, text=True, env=env, timeout=300)
+        reference = subprocess.run(["amdgpu-run", "--device=local-sync", f"--module={cpu}",
+                                    *case.args], capture_output=True, text=True, timeout=300)
+        if (ours.returncode, ours.stdout) == (reference.returncode, reference.stdout):
+            ok += 1
+            print(f"OK   {case.id}")
+            continue
+        bad += 1
+        why = next((line for line in ours.stderr.splitlines() if "softhsa" in line), "")
+        if not why:
+            pairs = zip(ours.stdout.splitlines(), reference.stdout.splitlines())
+            why = next((f"{a[:70]} (local-sync: {b[:70]})" for a, b in pairs if a != b),
+                       "output differs")
+        print(f"FAIL {case.id}: {why[:200]}")
+    print(f"{ok} match, {bad} differ")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
