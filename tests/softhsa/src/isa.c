@@ -707,7 +707,7 @@ typedef struct {
 static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, uint32_t src0,
                              uint32_t src1, uint32_t src2, uint32_t sdst, uint64_t carry,
                              uint32_t abs, uint32_t neg, const decode_t* k, uint64_t at,
-                             const char* family, const override_t* over) {
+                             const char* family, const override_t* over, uint32_t op_sel) {
   const int is_cmp = op < 0x100;
   const int reads_c = op == 0x13b || op == 0x104 || op == 0x117 || op == 0x118 ||
                       (op >= 0x1c0 && op < 0x280);
@@ -735,6 +735,11 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
       l.b64 = modify64(l.b64, abs & 2, neg & 2);
       l.c64 = modify64(l.c64, abs & 4, neg & 4);
     }
+    if (op_sel) {  /* VOP3 op_sel on 16-bit operands: the high halves */
+      if (op_sel & 1) l.a >>= 16;
+      if (op_sel & 2) l.b >>= 16;
+      if (op_sel & 4) l.c >>= 16;
+    }
     l.carry_in = (carry >> lane) & 1;
     if (!valu(op, &l)) return illegal(r, w, family, op, at);
     if (is_cmp) {
@@ -742,6 +747,8 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     } else if (l.wide) {
       w->v[vdst][lane] = (uint32_t)l.result64;
       w->v[vdst + 1][lane] = (uint32_t)(l.result64 >> 32);
+    } else if (op_sel & 8) {  /* the result into the high half */
+      w->v[vdst][lane] = (w->v[vdst][lane] & 0xffffu) | l.result << 16;
     } else if (over && over->sdwa && over->dst_sel != 6) {
       /* SDWA: the result's low bits into the selected byte / word; the rest zero, sign or
          the old value (dst_unused PAD / SEXT / PRESERVE). */
@@ -772,8 +779,14 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
   const uint32_t op = (word >> 16) & 0x3ff, vdst = word & 0xff;
   const uint32_t src0 = word1 & 0x1ff, src1 = (word1 >> 9) & 0x1ff, src2 = (word1 >> 18) & 0x1ff;
   const uint32_t abs = (word >> 8) & 7, neg = (word1 >> 29) & 7;
+  /* op_sel [14:11] selects halves of 16-bit operands (and of the result) */
+  const int halves = op == 0x14b || op == 0x14a || op == 0x11f || op == 0x122 ||
+                     (op >= 0x126 && op <= 0x130) || op == 0x17a || op == 0x17c ||
+                     op == 0x1f8 || op == 0x207 || (op >= 0x28 && op <= 0x2f) ||
+                     (op >= 0xa0 && op <= 0xaf);
+  const uint32_t op_sel = halves ? (word >> 11) & 15 : 0;
   if (op < 0x100) {  /* VOPC promoted: the mask to an SGPR pair */
-    return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3", NULL);
+    return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3", NULL, op_sel);
   }
   if (op == 0x289) {  /* v_readlane_b32 sdst, vsrc, lane */
     swrite(w, vdst, vread(w, src0, sread(w, src1, k) % r->lanes, k));
@@ -804,11 +817,11 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
   if (op >= 0x119 && op <= 0x11e) {  /* carry ops (VOP3b): sdst [14:8], carry in from src2 */
     const uint32_t sdst = (word >> 8) & 0x7f;
     return valu_all(r, w, op, vdst, src0, src1, 0, sdst, sread64(w, src2, k), 0, 0, k, at,
-                    "VOP3", NULL);
+                    "VOP3", NULL, 0);
   }
   const uint64_t carry = op == 0x100 ? sread64(w, src2, k) : 0;  /* v_cndmask_b32_e64 */
   return valu_all(r, w, op, vdst, src0, src1, src2, 0xffffffffu, carry, abs, neg, k, at,
-                  "VOP3", NULL);
+                  "VOP3", NULL, 0);
 }
 
 /* VOP3P: packed math. The f32 forms (gfx940) take 64-bit register pairs as two f32 lanes; the
@@ -1211,12 +1224,12 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
         swrite(w, vdst, vread(w, src0, lane < r->lanes ? lane : 0, &k));
         status = HSA_STATUS_SUCCESS;
       } else if (family[3] == 'C') {
-        status = valu_all(r, w, op, 0, src0, src1, 0, sdst, 0, 0, 0, &k, at, family, over);
+        status = valu_all(r, w, op, 0, src0, src1, 0, sdst, 0, 0, 0, &k, at, family, over, 0);
       } else {
         const uint32_t carry_dst = (op >= 0x119 && op <= 0x11e) ? 106 : 0xffffffffu;
         const uint64_t carry = (op == 0x100 || (op >= 0x11c && op <= 0x11e)) ? w->vcc : 0;
         status = valu_all(r, w, op, vdst, src0, src1, 0, carry_dst, carry, 0, 0, &k, at, family,
-                          over);
+                          over, 0);
       }
     } else if ((word >> 23) == 0x1a7) {  /* VOP3P (and MFMA) */
       word1 = fetch(at + 4);
