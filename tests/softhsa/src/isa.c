@@ -713,6 +713,9 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
                       (op >= 0x1c0 && op < 0x280);
   const uint32_t wide = wide_sources(op);
   const int floats = float_op(op);
+  const int half_floats = (abs || neg) && (op == 0x14b || op == 0x11f || op == 0x122 ||
+                                           op == 0x207 || op == 0x17c ||
+                                           (op >= 0x28 && op <= 0x2f));
   uint64_t mask = 0, carries = 0;
   for (uint32_t lane = 0; lane < r->lanes; ++lane) {
     if (!active(w, lane)) continue;
@@ -727,6 +730,14 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     if (wide & 2) l.b64 = vread64(w, src1, lane, k);
     if (wide & 4) l.c64 = op == 0x104 ? (w->v[vdst][lane] | (uint64_t)w->v[vdst + 1][lane] << 32)
                                       : vread64(w, src2, lane, k);
+    if (half_floats) {  /* f16 operands: the modifiers act on bit 15 */
+      l.a = (l.a & ((abs & 1) ? 0xffff7fffu : ~0u)) ^ ((neg & 1) ? 0x8000u : 0);
+      l.b = (l.b & ((abs & 2) ? 0xffff7fffu : ~0u)) ^ ((neg & 2) ? 0x8000u : 0);
+      l.c = (l.c & ((abs & 4) ? 0xffff7fffu : ~0u)) ^ ((neg & 4) ? 0x8000u : 0);
+    }
+    if (floats && (wide & 1) && src0 == 255) {
+      l.a64 = (uint64_t)k->literal << 32;  /* an f64 literal gives the high half */
+    }
     if (floats) {
       l.a = modify(l.a, abs & 1, neg & 1);
       l.b = modify(l.b, abs & 2, neg & 2);
