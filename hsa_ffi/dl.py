@@ -4,6 +4,8 @@ header text: the cuda driver's loader uses it too).
 `dlopen_one(candidate, now=False)`: (handle, None) on success, (None, dlerror text) on failure,
 dlopen called directly (RTLD_LAZY, or RTLD_NOW with `now`, and RTLD_LOCAL) so each failure keeps
 dlerror's exact text and no other search runs behind the caller's back.
+`dlopen_first(candidates, now=False)`: the first candidate that opens, as (handle, candidate,
+the failed (candidate, reason) tries before it); (None, None, every try) when none does.
 `file_of_address(address)`: the file the dynamic linker loaded the code at `address` from.
 """
 
@@ -39,6 +41,18 @@ def dlopen_one(candidate: str, *, now: bool = False):
         # dlerror starts with the name it was given; the message already shows it.
         return None, reason.removeprefix(f"{candidate}: ")
     return handle, None
+
+
+def dlopen_first(candidates, *, now: bool = False):
+    """(handle, candidate, tries before it) of the first candidate that opens, or (None, None,
+    every (candidate, reason) tried)."""
+    tried: list[tuple[str, str]] = []
+    for candidate in candidates:
+        handle, reason = dlopen_one(candidate, now=now)
+        if handle is not None:
+            return handle, candidate, tried
+        tried.append((candidate, reason))
+    return None, None, tried
 
 
 def file_of_address(address: int) -> str | None:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 import cffi
 
 from hsa_ffi.cdef import CDEF_CORE, CDEF_NEW, CORE_FUNCTIONS
-from hsa_ffi.dl import dlopen_one, file_of_address
+from hsa_ffi.dl import dlopen_first, file_of_address
 from hsa_ffi.status import HsaError, LibhsaNotFound, status_name
 
 LIBRARY_NAMES = ("libhsa-runtime64.so.1", "libhsa-runtime64.so")
@@ -70,14 +70,9 @@ def candidates(search_paths: Iterable[str] = (), environ: Mapping[str, str] | No
 def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Libhsa:
     """Open the first HSA runtime found in IREE's search order; `LibhsaNotFound` lists every try."""
     env = os.environ if environ is None else environ
-    tried: list[tuple[str, str]] = []
-    for candidate in candidates(search_paths, env):
-        handle, reason = dlopen_one(candidate)
-        if handle is None:
-            tried.append((candidate, reason))
-            continue
+    handle, candidate, tried = dlopen_first(candidates(search_paths, env))
+    if handle is not None:
         return Libhsa(ffi.dlopen(handle), candidate, tried)
-
     if _skip_system(env):
         tried.extend((name, f"skipped: {SKIP_SYSTEM_ENV}=1") for name in LIBRARY_NAMES)
     attempts = "; ".join(f"tried {path} ({why})" for path, why in tried)

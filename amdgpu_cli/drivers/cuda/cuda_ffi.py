@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 import cffi
 
 from amdgpu_cli.hal.enums import HalError
-from hsa_ffi.dl import dlopen_one
+from hsa_ffi.dl import dlopen_first
 
 CDEF = """
 typedef int CUresult;
@@ -253,12 +253,8 @@ def candidates(search_paths: Iterable[str] = (), environ: Mapping[str, str] | No
 def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Libcuda:
     """Open the first libcuda found; `LibcudaNotFound` (one line) lists every try."""
     env = os.environ if environ is None else environ
-    tried: list[tuple[str, str]] = []
-    for candidate in candidates(search_paths, env):
-        handle, reason = dlopen_one(candidate, now=True)
-        if handle is None:
-            tried.append((candidate, reason))
-            continue
+    handle, candidate, tried = dlopen_first(candidates(search_paths, env), now=True)
+    if handle is not None:
         return Libcuda(ffi.dlopen(handle), candidate)
     if env.get(SKIP_SYSTEM_ENV) == "1":
         tried.extend((name, f"skipped: {SKIP_SYSTEM_ENV}=1") for name in LIBRARY_NAMES)
