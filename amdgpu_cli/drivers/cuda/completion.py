@@ -96,11 +96,8 @@ class StreamCompletion:
         """Something already waiting on one of the fence's semaphores without driving it (work
         parked with notify_at, a waiter blocked before this was its driver) needs the signal
         without a new waiter: progress."""
-        for semaphore in fence._timepoints:
-            if semaphore._timepoint_callbacks or semaphore._watchers or \
-                    semaphore._condition is not None:  # Semaphore.awaited, inline: every op
-                self.progress()
-                return
+        if any(semaphore.awaited for semaphore in fence._timepoints):
+            self.progress()
 
     def follow(self, fence) -> None:
         """Signals `fence` once everything issued so far completed, without an event of its
