@@ -99,12 +99,13 @@ hsa_status_t softhsa_loader_run_dispatch(softhsa_agent_t* agent,
   } else {
     const uint8_t* kernargs = packet->kernarg_address;
     const char* mode = getenv("SOFTHSA_EXECUTE");
-    if (kernel->blit_index < 0 && mode && strcmp(mode, "1") == 0) {
-      result = execute(agent, kernel, packet);
+    if (kernel->blit_index >= 0) {
+      result = run_blit(kernel, kernargs) ? HSA_STATUS_ERROR_EXCEPTION : HSA_STATUS_SUCCESS;
+    } else if (log_dispatch(agent, kernel, packet, kernargs)) {
+      result = HSA_STATUS_ERROR_EXCEPTION;
     } else {
-      const int failed = kernel->blit_index >= 0 ? run_blit(kernel, kernargs)
-                                                 : log_dispatch(agent, kernel, packet, kernargs);
-      result = failed ? HSA_STATUS_ERROR_EXCEPTION : HSA_STATUS_SUCCESS;
+      result = mode && strcmp(mode, "1") == 0 ? execute(agent, kernel, packet)
+                                              : HSA_STATUS_SUCCESS;
     }
   }
   softhsa_loader_unlock();

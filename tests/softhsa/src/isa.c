@@ -40,6 +40,8 @@ typedef struct {
   hsa_status_t status;
   char* message;
   size_t message_size;
+  int trace;                /* SOFTHSA_TRACE=N: each instruction, v0-v15 of lane N to stderr */
+  uint64_t entry;
 } run_t;
 
 static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...)
@@ -404,25 +406,28 @@ static uint32_t wide_sources(uint32_t op) {
 }
 
 /* v_cmp_class: mask bits 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0,
-   7 +denormal, 8 +normal, 9 +inf (quiet and signalling NaNs both answer as quiet here). */
+   7 +denormal, 8 +normal, 9 +inf. `nan`: 1 signalling, 2 quiet (the fraction's top bit). */
 static int class_bit(int nan, int inf, int zero, int subnormal, int negative, uint32_t mask) {
   int bit;
-  if (nan) bit = 1;
+  if (nan) bit = nan == 2 ? 1 : 0;
   else if (inf) bit = negative ? 2 : 9;
   else if (zero) bit = negative ? 5 : 6;
   else if (subnormal) bit = negative ? 4 : 7;
   else bit = negative ? 3 : 8;
-  return (mask >> bit) & 1 || (bit == 1 && (mask & 1));
+  return (mask >> bit) & 1;
 }
 
-static int class_of(double x, uint32_t mask) {
-  return class_bit(isnan(x), isinf(x), x == 0, fpclassify(x) == FP_SUBNORMAL, signbit(x) != 0,
-                   mask);
+static int class_of(uint64_t bits, uint32_t mask) {
+  double x;
+  memcpy(&x, &bits, 8);
+  return class_bit(isnan(x) ? 1 + (int)((bits >> 51) & 1) : 0, isinf(x), x == 0,
+                   fpclassify(x) == FP_SUBNORMAL, signbit(x) != 0, mask);
 }
 
-static int class_f32(float x, uint32_t mask) {  /* classified as an f32 (its own denormals) */
-  return class_bit(isnan(x), isinf(x), x == 0, fpclassify(x) == FP_SUBNORMAL, signbit(x) != 0,
-                   mask);
+static int class_f32(uint32_t bits, uint32_t mask) {  /* classified as an f32 (its own denormals) */
+  const float x = as_f(bits);
+  return class_bit(isnan(x) ? 1 + (int)((bits >> 22) & 1) : 0, isinf(x), x == 0,
+                   fpclassify(x) == FP_SUBNORMAL, signbit(x) != 0, mask);
 }
 
 static int compare_f64(uint32_t op, double a, double b) {
@@ -462,17 +467,62 @@ static uint32_t f64_to_i32(double f) {
 }
 static int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+static int exponent_f32(double x);
+static int exponent_f64(double x);
+
 /* v_div_fixup: the special cases of numerator / denominator (S2 / S1) the reciprocal iteration
  * that produced `quotient` (S0) cannot, per the MI300 manual's pseudocode. */
-static double div_fixup(double quotient, double denominator, double numerator) {
+static double div_fixup(double quotient, double denominator, double numerator,
+                        int (*exponent_of)(double), int underflow_gap) {
   const int negative = signbit(denominator) != signbit(numerator);
-  if (isnan(denominator)) return denominator;
   if (isnan(numerator)) return numerator;
+  if (isnan(denominator)) return denominator;
   if ((denominator == 0 && numerator == 0) || (isinf(denominator) && isinf(numerator))) return NAN;
   if (denominator == 0 || isinf(numerator)) return negative ? -INFINITY : INFINITY;
   if (isinf(denominator) || numerator == 0) return negative ? -0.0 : 0.0;
+  if (exponent_of(numerator) - exponent_of(denominator) < underflow_gap) return negative ? -0.0 : 0.0;
+  if (isnan(quotient)) return negative ? -INFINITY : INFINITY;  /* the scaled iteration overflowed */
   return negative ? -fabs(quotient) : fabs(quotient);
 }
+
+static int denormal_f64(double x);
+
+/* v_div_scale_{f32,f64} (the manuals' pseudocode): `value` (the numerator or the denominator)
+ * scaled by 2^+-bias when the division's Newton-Raphson steps would meet subnormals or
+ * overflow; *post_scale says whether v_div_fmas must scale the quotient back. `exponent_of`
+ * gives the biased exponent, `denormal` whether a value is subnormal in the operand's format;
+ * `mantissa` is its fraction width. */
+static double div_scale(double value, double denominator, double numerator, int bias,
+                        int mantissa, int exponent_gap, int (*exponent_of)(double),
+                        int (*denormal)(double), double (*narrow)(double), int* post_scale) {
+  *post_scale = 0;
+  if (numerator == 0 || denominator == 0) return NAN;
+  if (exponent_of(numerator) - exponent_of(denominator) >= exponent_gap) {
+    *post_scale = 1;
+    return value == denominator ? ldexp(value, bias) : value;
+  }
+  if (denormal(denominator)) return ldexp(value, bias);
+  /* The reciprocal is tested as an f64 for both formats, as the pseudocode writes it. */
+  const double reciprocal = 1.0 / denominator, quotient = narrow(numerator / denominator);
+  if (denormal_f64(reciprocal) && denormal(quotient)) {
+    *post_scale = 1;
+    return value == denominator ? ldexp(value, bias) : value;
+  }
+  if (denormal_f64(reciprocal)) return ldexp(value, -bias);
+  if (denormal(quotient)) {
+    *post_scale = 1;
+    return value == numerator ? ldexp(value, bias) : value;
+  }
+  if (exponent_of(numerator) <= mantissa) return ldexp(value, bias);
+  return value;
+}
+
+static int exponent_f32(double x) { return (int)((f_bits((float)x) >> 23) & 0xff); }
+static int exponent_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return (int)((b >> 52) & 0x7ff); }
+static int denormal_f32(double x) { return fpclassify((float)x) == FP_SUBNORMAL; }
+static int denormal_f64(double x) { return fpclassify(x) == FP_SUBNORMAL; }
+static double narrow_f32(double x) { return (float)x; }
+static double narrow_f64(double x) { return x; }
 
 /* The ops beyond valu()'s first set: f64, f16, 16-bit integers, conversions, transcendentals,
  * bit manipulation, three-operand min/max/median. */
@@ -489,8 +539,8 @@ static int valu_more(uint32_t op, lane_t* l) {
     l->cmp = compare_int(op, (int16_t)a, (int16_t)b, a & 0xffff, b & 0xffff, 1); return 1;
   }
   switch (op) {
-    case 0x10: l->cmp = class_f32(fa, b); return 1;
-    case 0x12: l->cmp = class_of(da, b); return 1;
+    case 0x10: l->cmp = class_f32(a, b); return 1;
+    case 0x12: l->cmp = class_of(l->a64, b); return 1;
     /* VOP2 */
     case 0x104: l->result64 = d_bits(fma(da, db, dc)); l->wide = 1; return 1;  /* v_fmac_f64 */
     case 0x11f: l->result = half_bits(half(a) + half(b)); return 1;
@@ -515,6 +565,10 @@ static int valu_more(uint32_t op, lane_t* l) {
     case 0x157: l->result64 = d_bits(trunc(da)); l->wide = 1; return 1;
     case 0x159: l->result64 = d_bits(nearbyint(da)); l->wide = 1; return 1;
     case 0x15a: l->result64 = d_bits(floor(da)); l->wide = 1; return 1;
+    case 0x158: l->result64 = d_bits(ceil(da)); l->wide = 1; return 1;
+    case 0x15b:  /* v_fract_f32: x - floor(x), below 1; NaN for infinities */
+      l->result = f_bits(isinf(fa) || isnan(fa) ? NAN : fminf(fa - floorf(fa), 0x1.fffffep-1f));
+      return 1;
     case 0x15c: l->result = f_bits(truncf(fa)); return 1;
     case 0x15d: l->result = f_bits(ceilf(fa)); return 1;
     case 0x15e: l->result = f_bits(nearbyintf(fa)); return 1;
@@ -550,18 +604,51 @@ static int valu_more(uint32_t op, lane_t* l) {
       return 1; }
     case 0x1ca: l->result = (a & b) | (~a & c); return 1;               /* v_bfi_b32 */
     case 0x1cc: l->result64 = d_bits(fma(da, db, dc)); l->wide = 1; return 1;
+    case 0x107: l->result = (uint32_t)(((int64_t)((int32_t)(a << 8) >> 8) *
+                                        (int64_t)((int32_t)(b << 8) >> 8)) >> 32); return 1;
+    case 0x109: l->result = (uint32_t)(((uint64_t)(a & 0xffffff) * (b & 0xffffff)) >> 32); return 1;
+    case 0x1d0: l->result = f_bits(fminf(fminf(fa, fb), fc)); return 1;
+    case 0x1d2: { uint32_t m = a < b ? a : b; l->result = c < m ? c : m; return 1; }
+    case 0x1d4: { int32_t m = (int32_t)a > (int32_t)b ? (int32_t)a : (int32_t)b;
+      l->result = (uint32_t)((int32_t)c > m ? (int32_t)c : m); return 1; }
+    case 0x1d5: { uint32_t m = a > b ? a : b; l->result = c > m ? c : m; return 1; }
+    case 0x1d6:  /* v_med3_f32: with a NaN operand, min3 (the manual's pseudocode) */
+      if (isnan(fa) || isnan(fb) || isnan(fc)) l->result = f_bits(fminf(fminf(fa, fb), fc));
+      else l->result = f_bits(fmaxf(fminf(fa, fb), fminf(fmaxf(fa, fb), fc)));
+      return 1;
+    case 0x1d8: { const uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+      l->result = c < lo ? lo : c > hi ? hi : c; return 1; }
     case 0x1d1: { int32_t m = (int32_t)a < (int32_t)b ? (int32_t)a : (int32_t)b;
       l->result = (uint32_t)((int32_t)c < m ? (int32_t)c : m); return 1; }
     case 0x1d3: l->result = f_bits(fmaxf(fmaxf(fa, fb), fc)); return 1;
     case 0x1d7: { const int32_t x = (int32_t)a, y = (int32_t)b, z = (int32_t)c;
       const int32_t lo = x < y ? x : y, hi = x < y ? y : x;
       l->result = (uint32_t)clamp_i32(z, lo, hi); return 1; }
-    case 0x1de: l->result = f_bits((float)div_fixup(fa, fb, fc)); return 1;
-    case 0x1df: l->result64 = d_bits(div_fixup(da, db, dc)); l->wide = 1; return 1;
-    case 0x1e0: l->result = a; l->carry_out = 0; return 1;   /* v_div_scale_f32: no scaling */
-    case 0x1e1: l->result64 = l->a64; l->carry_out = 0; l->wide = 1; return 1;
-    case 0x1e2: l->result = f_bits(fmaf(fa, fb, fc)); return 1;       /* v_div_fmas (VCC 0) */
-    case 0x1e3: l->result64 = d_bits(fma(da, db, dc)); l->wide = 1; return 1;
+    case 0x1de: l->result = f_bits((float)div_fixup(fa, fb, fc, exponent_f32, -150)); return 1;
+    case 0x1df: l->result64 = d_bits(div_fixup(da, db, dc, exponent_f64, -1075)); l->wide = 1; return 1;
+    case 0x1e0:  /* v_div_scale_f32 */
+      l->result = f_bits((float)div_scale(fa, fb, fc, 64, 23, 96, exponent_f32, denormal_f32,
+                                          narrow_f32, &l->carry_out));
+      return 1;
+    case 0x1e1:
+      l->result64 = d_bits(div_scale(da, db, dc, 128, 52, 768, exponent_f64, denormal_f64,
+                                     narrow_f64, &l->carry_out));
+      l->wide = 1;
+      return 1;
+    case 0x1e2: {  /* v_div_fmas_f32: VCC (from v_div_scale) scales the result back */
+      /* The scaled result is rounded once (the fused sum scaled in f64, exact there). */
+      l->result = f_bits(l->carry_in ? (float)ldexp(fma((double)fa, (double)fb, (double)fc),
+                                                    exponent_f32(fc) > 127 ? 64 : -64)
+                                     : fmaf(fa, fb, fc));
+      return 1;
+    }
+    case 0x1e3: {
+      double v = fma(da, db, dc);
+      if (l->carry_in) v = ldexp(v, exponent_f64(dc) > 1023 ? 128 : -128);
+      l->result64 = d_bits(v);
+      l->wide = 1;
+      return 1;
+    }
     case 0x1ed: {  /* v_perm_b32: byte selects from {b, a} */
       const uint64_t bytes = (uint64_t)a << 32 | b;
       uint32_t v = 0;
@@ -674,7 +761,7 @@ static uint32_t modify(uint32_t bits, int abs_bit, int neg_bit) {
 }
 
 static int float_op(uint32_t op) {
-  return (op >= 0x40 && op <= 0x4f) || (op >= 0x60 && op <= 0x6f) || op == 0x10 ||
+  return (op >= 0x40 && op <= 0x4f) || (op >= 0x60 && op <= 0x6f) || op == 0x10 || op == 0x100 ||
          op == 0x12 || op == 0x101 || op == 0x102 || op == 0x103 || op == 0x104 ||
          op == 0x105 || op == 0x10a || op == 0x10b || op == 0x117 || op == 0x118 ||
          op == 0x13b || op == 0x147 || op == 0x148 || (op >= 0x14f && op <= 0x174) ||
@@ -779,7 +866,7 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
   }
   if (is_cmp) {
     swrite64(w, sdst, mask);
-  } else if ((op >= 0x119 && op <= 0x11e) && sdst != 0xffffffffu) {
+  } else if (((op >= 0x119 && op <= 0x11e) || op == 0x1e0 || op == 0x1e1) && sdst != 0xffffffffu) {
     swrite64(w, sdst, carries);
   }
   return HSA_STATUS_SUCCESS;
@@ -825,12 +912,18 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
     swrite64(w, sdst, carries);
     return HSA_STATUS_SUCCESS;
   }
+  if (op == 0x1e0 || op == 0x1e1) {  /* v_div_scale (VOP3b): the post-scale mask to sdst */
+    return valu_all(r, w, op, vdst, src0, src1, src2, (word >> 8) & 0x7f, 0, 0, neg, k, at,
+                    "VOP3", NULL, 0);
+  }
   if (op >= 0x119 && op <= 0x11e) {  /* carry ops (VOP3b): sdst [14:8], carry in from src2 */
     const uint32_t sdst = (word >> 8) & 0x7f;
     return valu_all(r, w, op, vdst, src0, src1, 0, sdst, sread64(w, src2, k), 0, 0, k, at,
                     "VOP3", NULL, 0);
   }
-  const uint64_t carry = op == 0x100 ? sread64(w, src2, k) : 0;  /* v_cndmask_b32_e64 */
+  /* v_cndmask_b32_e64 reads its mask from src2; v_div_fmas reads VCC */
+  const uint64_t carry = op == 0x100 ? sread64(w, src2, k)
+                         : (op == 0x1e2 || op == 0x1e3) ? w->vcc : 0;
   return valu_all(r, w, op, vdst, src0, src1, src2, 0xffffffffu, carry, abs, neg, k, at,
                   "VOP3", NULL, 0);
 }
@@ -1129,15 +1222,18 @@ static hsa_status_t ds(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint6
     case 60: size = 2; store = 0; break;           /* ds_read_u16 */
     case 118: size = 8; store = 0; break;          /* ds_read_b64 */
     case 119: size = 8; store = 0; pair = 1; break; /* ds_read2_b64 */
-    case 222: size = 16; store = 1; break;         /* ds_write_b128 */
-    case 254: size = 16; store = 0; break;         /* ds_read_b128 */
+    case 222: size = 12; store = 1; break;         /* ds_write_b96 */
+    case 223: size = 16; store = 1; break;         /* ds_write_b128 */
+    case 254: size = 12; store = 0; break;         /* ds_read_b96 */
+    case 255: size = 16; store = 0; break;         /* ds_read_b128 */
     default: return illegal(r, w, "DS", op, at);
   }
   const uint32_t dwords = size < 4 ? 1 : size / 4;
   for (uint32_t lane = 0; lane < r->lanes; ++lane) {
     if (!active(w, lane)) continue;
+    const uint32_t base = w->v[addr][lane];  /* read once: the destination may be the address */
     for (uint32_t part = 0; part <= pair; ++part) {
-      const uint64_t address = (uint64_t)w->v[addr][lane] +
+      const uint64_t address = (uint64_t)base +
           (pair ? (uint64_t)(part ? offset1 : offset0) * size : offset0 | offset1 << 8);
       const int out = address + size > lds_size;
       const uint32_t reg = store ? (part ? data1 : data0) : vdst + part * dwords;
@@ -1174,6 +1270,13 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
     if (!budget--) return fail(r, HSA_STATUS_ERROR, "softhsa: a wave ran 2^32 instructions");
     const uint64_t at = w->pc;
     const uint32_t word = fetch(at);
+    if (r->trace) {
+      fprintf(stderr, "softhsa trace %llx %08x %08x exec=%llx vcc=%llx scc=%d v:",
+              (unsigned long long)(at - r->entry), word, fetch(at + 4),
+              (unsigned long long)w->exec, (unsigned long long)w->vcc, w->scc);
+      for (int i = 0; i < 16; ++i) fprintf(stderr, " %x", w->v[i][r->trace - 1]);
+      fprintf(stderr, "\n");
+    }
     decode_t k = {0, 0};
     uint32_t word1 = 0;
     uint32_t length = 4;
@@ -1291,6 +1394,8 @@ hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, siz
   memcpy(&properties, kd + 56, 2);
   (void)rsrc1;
   const uint64_t entry = (uintptr_t)kd + (uint64_t)entry_offset;
+  r.entry = entry;
+  r.trace = getenv("SOFTHSA_TRACE") ? 1 + atoi(getenv("SOFTHSA_TRACE")) % 64 : 0;
   const uint32_t wg[3] = {p->workgroup_size_x ? p->workgroup_size_x : 1,
                           p->workgroup_size_y ? p->workgroup_size_y : 1,
                           p->workgroup_size_z ? p->workgroup_size_z : 1};
