@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Run every gfx942 corpus case on softhsa executing the machine code (SOFTHSA_EXECUTE=1) and
-compare with local-sync: the progress meter of issue 17's interpreter (tests/softhsa/src/isa.c).
+"""Run every corpus case compiled for an AMD GPU on softhsa executing the machine code
+(SOFTHSA_EXECUTE=1) and compare with local-sync: the progress meter of issue 17's interpreter
+(tests/softhsa/src/isa.c).
 
-  python scripts/softhsa_corpus.py [FILTER]
+  python scripts/softhsa_corpus.py [--target=gfx942|gfx1100] [FILTER]
 
-Needs the corpus compiled (build/corpus, build/corpus/amdgpu-gfx942: tests/corpus_util.py) and
+Needs the corpus compiled (build/corpus, build/corpus/amdgpu-<target>: tests/corpus_util.py) and
 softhsa built (`python -m tests.softhsa.build DIR`; SOFTHSA_DIR names it, default build/softhsa).
 Prints OK / FAIL per case (a failure with the softhsa error line, or the first differing output
 line) and the totals. Floats match within iree-run-module's default --expected_output
@@ -54,22 +55,34 @@ def close(ours: str, reference: str) -> bool:
     return True
 
 
+AGENTS = {"gfx942": {"name": "gfx942", "isa": "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
+                     "wavefront_size": 64},
+          "gfx1100": {"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100", "wavefront_size": 32}}
+
+
 def main(argv: list[str]) -> int:
+    import json
+    import tempfile
+
     sys.path.insert(0, str(REPO / "tests"))
     from corpus_util import load_corpus
 
+    target = next((a.split("=", 1)[1] for a in argv if a.startswith("--target=")), "gfx942")
+    argv = [a for a in argv if not a.startswith("--target=")]
     only = argv[0] if argv else ""
+    config = Path(tempfile.mkdtemp()) / "softhsa.json"
+    config.write_text(json.dumps({"agents": [AGENTS[target]]}))
     softhsa = os.environ.get("SOFTHSA_DIR", str(REPO / "build" / "softhsa"))
     if not (Path(softhsa) / "libhsa-runtime64.so").is_file():
         subprocess.run([sys.executable, "-m", "tests.softhsa.build", softhsa], cwd=REPO,
                        check=True, capture_output=True)
-    env = dict(os.environ, SOFTHSA_EXECUTE="1")
+    env = dict(os.environ, SOFTHSA_EXECUTE="1", SOFTHSA_CONFIG=str(config))
     env.pop("ROCR_VISIBLE_DEVICES", None)
     ok = bad = 0
     for case in load_corpus():
         if only and only not in case.id:
             continue
-        gpu = REPO / "build/corpus/amdgpu-gfx942" / f"{case.stem}.vmfb"
+        gpu = REPO / f"build/corpus/amdgpu-{target}" / f"{case.stem}.vmfb"
         cpu = REPO / "build/corpus" / f"{case.stem}.vmfb"
         if not gpu.is_file() or not cpu.is_file():
             continue

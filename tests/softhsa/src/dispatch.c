@@ -76,7 +76,8 @@ static hsa_status_t execute(const softhsa_agent_t* agent, const softhsa_symbol_t
                              ? packet->group_segment_size : kernel->group_size;
   softhsa_isa_dispatch_t dispatch = {
       .descriptor = (const uint8_t*)(uintptr_t)kernel->address, .packet = packet,
-      .wavefront_size = softhsa_agent_wavefront_size(agent), .group_segment_size = group};
+      .wavefront_size = softhsa_agent_wavefront_size(agent), .group_segment_size = group,
+      .gfx11 = strstr(softhsa_agent_isa_name(agent), "--gfx11") != NULL};
   char message[512] = "";
   const hsa_status_t status = softhsa_isa_run(&dispatch, message, sizeof(message));
   if (status != HSA_STATUS_SUCCESS)

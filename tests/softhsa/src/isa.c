@@ -42,6 +42,8 @@ typedef struct {
   size_t message_size;
   int trace;                /* SOFTHSA_TRACE=N: each instruction, v0-v15 of lane N to stderr */
   uint64_t entry;
+  int gfx11;                /* RDNA3 encodings (wave32); else GFX9 (wave64) */
+  uint64_t code_base, code_end;  /* the loaded image the kernel's instructions come from */
 } run_t;
 
 static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...)
@@ -113,8 +115,9 @@ typedef struct {
   int has_literal;
 } decode_t;
 
+/* Code 104 stands for GFX11's NULL (reads 0, writes go nowhere). */
 static int known_scalar(uint32_t code) {
-  return code < 102 || code == 106 || code == 107 || code == 124 || code == 126 ||
+  return code < 102 || code == 104 || code == 106 || code == 107 || code == 124 || code == 126 ||
          code == 127 || (code >= 128 && code <= 208) || (code >= 240 && code <= 248) ||
          code == 251 || code == 252 || code == 253 || code == 255;
 }
@@ -178,6 +181,12 @@ static void swrite64(wave_t* w, uint32_t code, uint64_t value) {
   }
 }
 
+/* A lane mask (a comparison's result, carries) to an SGPR pair, or to one SGPR on wave32. */
+static void mask_write(const run_t* r, wave_t* w, uint32_t code, uint64_t mask) {
+  if (r->lanes == 32) swrite(w, code, (uint32_t)mask);
+  else swrite64(w, code, mask);
+}
+
 static uint32_t vread(const wave_t* w, uint32_t code, uint32_t lane, const decode_t* k) {
   return code >= 256 ? w->v[code - 256][lane] : sread(w, code, k);
 }
@@ -188,6 +197,14 @@ static uint64_t vread64(const wave_t* w, uint32_t code, uint32_t lane, const dec
 }
 
 static float as_f(uint32_t bits) { float f; memcpy(&f, &bits, 4); return f; }
+
+/* IEEE-mode min / max as the VALU computes them: a quiet NaN loses to a number, -0 < +0. */
+static float max_hw(float a, float b) {
+  return a == 0 && b == 0 ? (signbit(a) ? b : a) : fmaxf(a, b);
+}
+static float min_hw(float a, float b) {
+  return a == 0 && b == 0 ? (signbit(a) ? a : b) : fminf(a, b);
+}
 static uint32_t f_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
 
 static int active(const wave_t* w, uint32_t lane) { return (w->exec >> lane) & 1; }
@@ -235,6 +252,21 @@ static hsa_status_t sop2(run_t* r, wave_t* w, uint32_t word, const decode_t* k, 
       w->scc = ((int32_t)a >> (b & 31)) != 0; break;
     case 33: swrite64(w, dst, (uint64_t)((int64_t)a64 >> (b & 63)));
       w->scc = ((int64_t)a64 >> (b & 63)) != 0; break;
+    case 22: swrite(w, dst, ~(a & b)); w->scc = ~(a & b) != 0; break;
+    case 24: swrite(w, dst, ~(a | b)); w->scc = ~(a | b) != 0; break;
+    case 26: swrite(w, dst, ~(a ^ b)); w->scc = ~(a ^ b) != 0; break;
+    case 34: swrite(w, dst, ((1u << (a & 31)) - 1) << (b & 31)); break;  /* s_bfm_b32 */
+    case 38: {  /* s_bfe_i32: offset b[4:0], width b[22:16], sign-extended */
+      const uint32_t off = b & 31, width = (b >> 16) & 0x7f;
+      const int32_t v = width == 0 ? 0 : width >= 32 ? (int32_t)a >> off
+                        : (int32_t)((a >> off) << (32 - width)) >> (32 - width);
+      swrite(w, dst, (uint32_t)v); w->scc = v != 0; break;
+    }
+    case 42: { const int32_t d = (int32_t)a - (int32_t)b; const uint32_t v = d < 0 ? -(uint32_t)d : (uint32_t)d;
+      swrite(w, dst, v); w->scc = v != 0; break; }
+    case 50: swrite(w, dst, (a & 0xffff) | b << 16); break;            /* s_pack_ll_b32_b16 */
+    case 51: swrite(w, dst, (a & 0xffff) | (b & 0xffff0000u)); break;  /* s_pack_lh */
+    case 52: swrite(w, dst, a >> 16 | (b & 0xffff0000u)); break;       /* s_pack_hh */
     case 36: swrite(w, dst, a * b); break;
     case 37: {  /* s_bfe_u32: offset b[4:0], width b[22:16] */
       const uint32_t off = b & 31, width = (b >> 16) & 0x7f;
@@ -255,8 +287,29 @@ static hsa_status_t sop2(run_t* r, wave_t* w, uint32_t word, const decode_t* k, 
 static hsa_status_t sopk(run_t* r, wave_t* w, uint32_t word, uint64_t at) {
   const uint32_t op = (word >> 23) & 0x1f, dst = (word >> 16) & 0x7f;
   const int32_t simm = (int16_t)(word & 0xffff);
+  const uint32_t d = sread(w, dst, NULL), u = (uint32_t)simm & 0xffff;
   switch (op) {
     case 0: swrite(w, dst, (uint32_t)simm); break;
+    case 1: if (w->scc) swrite(w, dst, (uint32_t)simm); break;  /* s_cmovk_i32 */
+    case 2: w->scc = (int32_t)d == simm; break;
+    case 3: w->scc = (int32_t)d != simm; break;
+    case 4: w->scc = (int32_t)d > simm; break;
+    case 5: w->scc = (int32_t)d >= simm; break;
+    case 6: w->scc = (int32_t)d < simm; break;
+    case 7: w->scc = (int32_t)d <= simm; break;
+    case 8: w->scc = d == u; break;
+    case 9: w->scc = d != u; break;
+    case 10: w->scc = d > u; break;
+    case 11: w->scc = d >= u; break;
+    case 12: w->scc = d < u; break;
+    case 13: w->scc = d <= u; break;
+    case 14: {  /* s_addk_i32: SCC is the signed overflow */
+      const uint32_t v = d + (uint32_t)simm;
+      w->scc = ((int32_t)(d ^ ~(uint32_t)simm) & (int32_t)(d ^ v)) < 0;
+      swrite(w, dst, v);
+      break;
+    }
+    case 15: swrite(w, dst, d * (uint32_t)simm); break;  /* s_mulk_i32 */
     default: return illegal(r, w, "SOPK", op, at);
   }
   return HSA_STATUS_SUCCESS;
@@ -274,6 +327,22 @@ static hsa_status_t sop1(run_t* r, wave_t* w, uint32_t word, const decode_t* k, 
     case 5: swrite64(w, dst, ~a64); w->scc = ~a64 != 0; break;
     case 8: { uint32_t v = 0; for (int i = 0; i < 32; ++i) v |= ((a >> i) & 1u) << (31 - i);
       swrite(w, dst, v); break; }
+    case 10: case 11: case 12: case 13: {  /* s_bcnt0/1_i32_b32/b64 */
+      const uint64_t x = op & 1 ? a64 : a;
+      const uint32_t v = (uint32_t)__builtin_popcountll(op < 12 ? ~x & (op & 1 ? ~0ull : 0xffffffffull) : x);
+      swrite(w, dst, v); w->scc = v != 0; break;
+    }
+    case 16: swrite(w, dst, a ? (uint32_t)__builtin_ctz(a) : 0xffffffffu); break;  /* s_ff1 */
+    case 17: swrite(w, dst, a64 ? (uint32_t)__builtin_ctzll(a64) : 0xffffffffu); break;
+    case 18: swrite(w, dst, a ? (uint32_t)__builtin_clz(a) : 0xffffffffu); break;  /* s_flbit */
+    case 19: swrite(w, dst, a64 ? (uint32_t)__builtin_clzll(a64) : 0xffffffffu); break;
+    case 20: {  /* s_flbit_i32: the first bit unlike the sign, from the top */
+      const uint32_t v = (int32_t)a < 0 ? ~a : a;
+      swrite(w, dst, v ? (uint32_t)__builtin_clz(v) : 0xffffffffu); break;
+    }
+    case 22: swrite(w, dst, (uint32_t)(int32_t)(int8_t)a); break;
+    case 23: swrite(w, dst, (uint32_t)(int32_t)(int16_t)a); break;
+    case 48: { const uint32_t v = (int32_t)a < 0 ? -a : a; swrite(w, dst, v); w->scc = v != 0; break; }
     case 28: swrite64(w, dst, at + 4); break;  /* s_getpc_b64: the next instruction */
     case 29: w->pc = a64; break;              /* s_setpc_b64 */
     case 32: case 33: case 34: case 35: {     /* s_{and,or,xor,andn2}_saveexec_b64 */
@@ -282,6 +351,14 @@ static hsa_status_t sop1(run_t* r, wave_t* w, uint32_t word, const decode_t* k, 
                                                                  : a64 & ~saved;
       swrite64(w, dst, saved);
       w->scc = w->exec != 0;
+      break;
+    }
+    case 0xa0: case 0xa1: case 0xa2: case 0xa3: {  /* the same on 32-bit masks (GFX11 wave32) */
+      const uint32_t lo = (uint32_t)w->exec;
+      const uint32_t v = op == 0xa0 ? a & lo : op == 0xa1 ? a | lo : op == 0xa2 ? a ^ lo : a & ~lo;
+      w->exec = v;
+      swrite(w, dst, lo);
+      w->scc = v != 0;
       break;
     }
     default: return illegal(r, w, "SOP1", op, at);
@@ -306,6 +383,10 @@ static hsa_status_t sopc(run_t* r, wave_t* w, uint32_t word, const decode_t* k, 
     case 9: w->scc = a >= b; break;
     case 10: w->scc = a < b; break;
     case 11: w->scc = a <= b; break;
+    case 12: w->scc = ((a >> (b & 31)) & 1) == 0; break;  /* s_bitcmp0_b32 */
+    case 13: w->scc = ((a >> (b & 31)) & 1) == 1; break;
+    case 14: w->scc = ((sread64(w, word & 0xff, k) >> (b & 63)) & 1) == 0; break;
+    case 15: w->scc = ((sread64(w, word & 0xff, k) >> (b & 63)) & 1) == 1; break;
     case 18: w->scc = sread64(w, word & 0xff, k) == sread64(w, (word >> 8) & 0xff, k); break;
     case 19: w->scc = sread64(w, word & 0xff, k) != sread64(w, (word >> 8) & 0xff, k); break;
     default: return illegal(r, w, "SOPC", op, at);
@@ -332,15 +413,11 @@ static hsa_status_t sopp(run_t* r, wave_t* w, uint32_t word, uint64_t at) {
   return HSA_STATUS_SUCCESS;
 }
 
-static hsa_status_t smem(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint64_t at) {
-  const uint32_t op = (word >> 18) & 0xff, sdata = (word >> 6) & 0x7f;
-  const uint32_t sbase = (word & 0x3f) << 1;
-  const int imm = (word >> 17) & 1;
-  if (op > 4) return illegal(r, w, "SMEM", op, at);
-  const uint32_t count = 1u << op;  /* s_load_dword, x2, x4, x8, x16 */
-  const uint64_t base = w->s[sbase] | (uint64_t)w->s[sbase + 1] << 32;
-  const uint64_t offset = imm ? (word1 & 0xfffff) : w->s[word1 & 0x7f];
-  const uint8_t* p = memory(r, base + offset, 4ull * count);
+/* s_load_dword (op 0), x2, x4, x8, x16 (op 4) into SGPRs from sdata on. */
+static hsa_status_t scalar_load(run_t* r, wave_t* w, uint32_t op, uint32_t sdata,
+                                uint64_t address) {
+  const uint32_t count = 1u << op;
+  const uint8_t* p = memory(r, address, 4ull * count);
   if (!p) return r->status;
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t v;
@@ -348,6 +425,16 @@ static hsa_status_t smem(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uin
     swrite(w, sdata + i, v);
   }
   return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t smem(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint64_t at) {
+  const uint32_t op = (word >> 18) & 0xff, sdata = (word >> 6) & 0x7f;
+  const uint32_t sbase = (word & 0x3f) << 1;
+  const int imm = (word >> 17) & 1;
+  if (op > 4) return illegal(r, w, "SMEM", op, at);
+  const uint64_t base = w->s[sbase] | (uint64_t)w->s[sbase + 1] << 32;
+  const uint64_t offset = imm ? (word1 & 0xfffff) : w->s[word1 & 0x7f];
+  return scalar_load(r, w, op, sdata, base + offset);
 }
 
 /* ---- vector ALU -------------------------------------------------------------------------- */
@@ -531,7 +618,7 @@ static int valu_more(uint32_t op, lane_t* l) {
   const float fa = as_f(a), fb = as_f(b), fc = as_f(c);
   const double da = as_d(l->a64), db = as_d(l->b64), dc = as_d(l->c64);
   if (op >= 0x60 && op <= 0x6f) { l->cmp = compare_f64(op, da, db); return 1; }
-  if (op >= 0x28 && op <= 0x2f) { l->cmp = compare_f32(op, half(a), half(b)); return 1; }
+  if (op >= 0x20 && op <= 0x2f) { l->cmp = compare_f32(op, half(a), half(b)); return 1; }
   if (op >= 0xa8 && op <= 0xaf) {  /* v_cmp_*_u16 */
     l->cmp = compare_int(op, 0, 0, a & 0xffff, b & 0xffff, 0); return 1;
   }
@@ -552,6 +639,22 @@ static int valu_more(uint32_t op, lane_t* l) {
     case 0x12b: l->result = (b & 0xffff) >> (a & 15); return 1;
     case 0x12c: l->result = (uint32_t)((int16_t)b >> (a & 15)) & 0xffff; return 1;
     case 0x130: l->result = (uint16_t)((int16_t)a > (int16_t)b ? a : b); return 1;
+    case 0x120: l->result = half_bits(half(a) - half(b)); return 1;
+    case 0x121: l->result = half_bits(half(b) - half(a)); return 1;
+    case 0x12d: l->result = half_bits(max_hw(half(a), half(b))); return 1;
+    case 0x12e: l->result = half_bits(min_hw(half(a), half(b))); return 1;
+    case 0x12f: l->result = (a & 0xffff) > (b & 0xffff) ? a & 0xffff : b & 0xffff; return 1;
+    case 0x131: l->result = (a & 0xffff) < (b & 0xffff) ? a & 0xffff : b & 0xffff; return 1;
+    case 0x132: l->result = (uint16_t)((int16_t)a < (int16_t)b ? a : b); return 1;
+    case 0x13d: l->result = ~(a ^ b); return 1;                         /* v_xnor_b32 */
+    case 0x40c: l->result = f_bits(fminf(fmaxf(fa, fb), fc)); return 1;  /* v_maxmin_f32 */
+    case 0x40d: l->result = f_bits(fmaxf(fminf(fa, fb), fc)); return 1;  /* v_minmax_f32 */
+    case 0x40e: { const uint32_t m = a > b ? a : b; l->result = m < c ? m : c; return 1; }
+    case 0x40f: { const uint32_t m = a < b ? a : b; l->result = m > c ? m : c; return 1; }
+    case 0x410: { const int32_t m = (int32_t)a > (int32_t)b ? (int32_t)a : (int32_t)b;
+      l->result = (uint32_t)(m < (int32_t)c ? m : (int32_t)c); return 1; }
+    case 0x411: { const int32_t m = (int32_t)a < (int32_t)b ? (int32_t)a : (int32_t)b;
+      l->result = (uint32_t)(m > (int32_t)c ? m : (int32_t)c); return 1; }
     /* VOP1 */
     case 0x143: l->result = f64_to_i32(da); return 1;
     case 0x144: l->result64 = d_bits((double)(int32_t)a); l->wide = 1; return 1;
@@ -696,8 +799,8 @@ static int valu(uint32_t op, lane_t* l) {
     case 0x105: l->result = f_bits(fa * fb); return 1;
     case 0x106: l->result = (uint32_t)((int32_t)(a << 8) >> 8) * (uint32_t)((int32_t)(b << 8) >> 8); return 1;
     case 0x108: l->result = (a & 0xffffff) * (b & 0xffffff); return 1;
-    case 0x10a: l->result = f_bits(fminf(fa, fb)); return 1;
-    case 0x10b: l->result = f_bits(fmaxf(fa, fb)); return 1;
+    case 0x10a: l->result = f_bits(min_hw(fa, fb)); return 1;
+    case 0x10b: l->result = f_bits(max_hw(fa, fb)); return 1;
     case 0x10c: l->result = (int32_t)a < (int32_t)b ? a : b; return 1;
     case 0x10d: l->result = (int32_t)a > (int32_t)b ? a : b; return 1;
     case 0x10e: l->result = a < b ? a : b; return 1;
@@ -729,6 +832,18 @@ static int valu(uint32_t op, lane_t* l) {
     case 0x147: l->result = f32_to_u32(fa); return 1;
     case 0x148: l->result = f32_to_i32(fa); return 1;
     case 0x178: l->result64 = l->a64; l->wide = 1; return 1;           /* v_mov_b64 */
+    case 0x137:  /* v_dot2c_f32_f16: the f16 pairs' products added to the destination */
+      l->result = f_bits(fmaf(half(a >> 16), half(b >> 16), fmaf(half(a), half(b), as_f(l->c))));
+      return 1;
+    /* softhsa-private numbers for GFX11 operations GFX9 lacks (gen_gfx11_map.py) */
+    case 0x400: l->result = (l->carry_in ? b : a) & 0xffff; return 1;  /* v_cndmask_b16 */
+    case 0x401: case 0x402: l->result = a & 0xffff; return 1;         /* v_mov_b16, cvt_u32_u16 */
+    case 0x403: l->result = a ^ b ^ l->c; return 1;                    /* v_xor3_b32 */
+    case 0x405: l->result = (uint32_t)(int32_t)(int16_t)a; return 1;   /* v_cvt_i32_i16 */
+    case 0x407: l->result = a & b & 0xffff; return 1;                  /* v_and_b16 */
+    case 0x408: l->result = (a | b) & 0xffff; return 1;                /* v_or_b16 */
+    case 0x409: l->result = (a ^ b) & 0xffff; return 1;                /* v_xor_b16 */
+    case 0x40a: l->result = ~a & 0xffff; return 1;                     /* v_not_b16 */
     /* VOP3-only */
     case 0x1c3: l->result = (a & 0xffffff) * (b & 0xffffff) + l->c; return 1;
     case 0x1c8: { const uint32_t off = b & 31, width = l->c & 31;
@@ -767,6 +882,7 @@ static int float_op(uint32_t op) {
          op == 0x13b || op == 0x147 || op == 0x148 || (op >= 0x14f && op <= 0x174) ||
          (op >= 0x1cb && op <= 0x1cc) || (op >= 0x1d3 && op <= 0x1d3) ||
          (op >= 0x1de && op <= 0x1e3) || op == 0x280 || op == 0x281 || op == 0x284 ||
+         op == 0x40c || op == 0x40d ||
          op == 0x288;
 }
 
@@ -796,8 +912,12 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
                              uint32_t abs, uint32_t neg, const decode_t* k, uint64_t at,
                              const char* family, const override_t* over, uint32_t op_sel) {
   const int is_cmp = op < 0x100;
-  const int reads_c = op == 0x13b || op == 0x104 || op == 0x117 || op == 0x118 ||
-                      (op >= 0x1c0 && op < 0x280);
+  /* v_cmpx_*: the result is also (on GFX11 only) the new EXEC; the comparison is the v_cmp_*
+     beside it (bit 4 above 0x20, bit 0 for the class tests). */
+  const int is_cmpx = is_cmp && (op >= 0x20 ? (op & 0x10) != 0 : op >= 0x10 && (op & 1));
+  if (is_cmpx) op = op >= 0x20 ? op & ~0x10u : op & ~1u;
+  const int reads_c = op == 0x13b || op == 0x137 || op == 0x104 || op == 0x117 || op == 0x118 ||
+                      (op >= 0x403 && op <= 0x411) || (op >= 0x1c0 && op < 0x280);
   const uint32_t wide = wide_sources(op);
   const int floats = float_op(op);
   const int half_floats = (abs || neg) && (op == 0x14b || op == 0x11f || op == 0x122 ||
@@ -811,7 +931,7 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     memset(&l, 0, sizeof(l));
     l.a = over ? over->a[lane] : vread(w, src0, lane, k);
     l.b = over && over->has_b ? over->b[lane] : vread(w, src1, lane, k);
-    if (reads_c) l.c = op == 0x13b ? w->v[vdst][lane] : vread(w, src2, lane, k);
+    if (reads_c) l.c = op == 0x13b || op == 0x137 ? w->v[vdst][lane] : vread(w, src2, lane, k);
     if (op == 0x117 || op == 0x118) l.c = k->literal;
     if (wide & 1) l.a64 = vread64(w, src0, lane, k);
     if (wide & 2) l.b64 = vread64(w, src1, lane, k);
@@ -822,8 +942,10 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
       l.b = (l.b & ((abs & 2) ? 0xffff7fffu : ~0u)) ^ ((neg & 2) ? 0x8000u : 0);
       l.c = (l.c & ((abs & 4) ? 0xffff7fffu : ~0u)) ^ ((neg & 4) ? 0x8000u : 0);
     }
-    if (floats && (wide & 1) && src0 == 255) {
-      l.a64 = (uint64_t)k->literal << 32;  /* an f64 literal gives the high half */
+    if (floats) {  /* an f64 literal gives the high half */
+      if ((wide & 1) && src0 == 255) l.a64 = (uint64_t)k->literal << 32;
+      if ((wide & 2) && src1 == 255) l.b64 = (uint64_t)k->literal << 32;
+      if ((wide & 4) && src2 == 255) l.c64 = (uint64_t)k->literal << 32;
     }
     if (floats) {
       l.a = modify(l.a, abs & 1, neg & 1);
@@ -847,6 +969,8 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
       w->v[vdst + 1][lane] = (uint32_t)(l.result64 >> 32);
     } else if (op_sel & 8) {  /* the result into the high half */
       w->v[vdst][lane] = (w->v[vdst][lane] & 0xffffu) | l.result << 16;
+    } else if (op_sel & 16) {  /* a 16-bit result into the low half, the high half kept */
+      w->v[vdst][lane] = (w->v[vdst][lane] & 0xffff0000u) | (l.result & 0xffffu);
     } else if (over && over->sdwa && over->dst_sel != 6) {
       /* SDWA: the result's low bits into the selected byte / word; the rest zero, sign or
          the old value (dst_unused PAD / SEXT / PRESERVE). */
@@ -864,25 +988,28 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     }
     carries |= (uint64_t)l.carry_out << lane;
   }
-  if (is_cmp) {
-    swrite64(w, sdst, mask);
+  if (is_cmpx) {
+    w->exec = mask;
+    if (!r->gfx11) mask_write(r, w, sdst, mask);
+  } else if (is_cmp) {
+    mask_write(r, w, sdst, mask);
   } else if (((op >= 0x119 && op <= 0x11e) || op == 0x1e0 || op == 0x1e1) && sdst != 0xffffffffu) {
-    swrite64(w, sdst, carries);
+    mask_write(r, w, sdst, carries);
   }
   return HSA_STATUS_SUCCESS;
 }
 
-static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, const decode_t* k,
-                         uint64_t at) {
-  const uint32_t op = (word >> 16) & 0x3ff, vdst = word & 0xff;
-  const uint32_t src0 = word1 & 0x1ff, src1 = (word1 >> 9) & 0x1ff, src2 = (word1 >> 18) & 0x1ff;
-  const uint32_t abs = (word >> 8) & 7, neg = (word1 >> 29) & 7;
-  /* op_sel [14:11] selects halves of 16-bit operands (and of the result) */
-  const int halves = op == 0x14b || op == 0x14a || op == 0x11f || op == 0x122 ||
-                     (op >= 0x126 && op <= 0x130) || op == 0x17a || op == 0x17c ||
-                     op == 0x1f8 || op == 0x207 || (op >= 0x28 && op <= 0x2f) ||
-                     (op >= 0xa0 && op <= 0xaf);
-  const uint32_t op_sel = halves ? (word >> 11) & 15 : 0;
+/* A VOP3 instruction's fields, decoded from either generation's encoding (`op` in the GFX9
+ * numbering; `sdst` the VOP3b scalar destination; `op_sel` already limited to 16-bit ops, bit 4
+ * asking a low-half result to keep the high half). */
+typedef struct {
+  uint32_t op, vdst, src0, src1, src2, abs, neg, sdst, op_sel;
+} vop3_t;
+
+static hsa_status_t vop3_run(run_t* r, wave_t* w, const vop3_t* f, const decode_t* k,
+                             uint64_t at) {
+  const uint32_t op = f->op, vdst = f->vdst, src0 = f->src0, src1 = f->src1, src2 = f->src2;
+  const uint32_t abs = f->abs, neg = f->neg, op_sel = f->op_sel;
   if (op < 0x100) {  /* VOPC promoted: the mask to an SGPR pair */
     return valu_all(r, w, op, 0, src0, src1, 0, vdst, 0, abs, neg, k, at, "VOP3", NULL, op_sel);
   }
@@ -894,8 +1021,23 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
     w->v[vdst][sread(w, src1, k) % r->lanes] = sread(w, src0, k);
     return HSA_STATUS_SUCCESS;
   }
-  if (op == 0x1e8 || op == 0x1e9) {  /* v_mad_u64_u32 / v_mad_i64_i32 (VOP3b: sdst [14:8]) */
-    const uint32_t sdst = (word >> 8) & 0x7f;
+  if (op == 0x404 || op == 0x40b) {
+    /* v_permlanex16_b32: each lane reads the other row of 16 in its half; v_permlane16_b32 its
+       own row; the lane within the row from the 4-bit selects in src1 (lanes 0-7), src2 (8-15) */
+    const uint64_t select = sread(w, src1, k) | (uint64_t)sread(w, src2, k) << 32;
+    uint32_t out[MAX_LANES];
+    if (src0 < 256) return illegal(r, w, "VOP3 v_permlane with a scalar source", op, at);
+    for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+      const uint32_t row = op == 0x404 ? (lane & ~31u) | ((lane & 16) ^ 16) : lane & ~15u;
+      const uint32_t from = row + (uint32_t)((select >> (4 * (lane & 15))) & 15);
+      out[lane] = w->v[src0 - 256][from];
+    }
+    for (uint32_t lane = 0; lane < r->lanes; ++lane)
+      if (active(w, lane)) w->v[vdst][lane] = out[lane];
+    return HSA_STATUS_SUCCESS;
+  }
+  if (op == 0x1e8 || op == 0x1e9) {  /* v_mad_u64_u32 / v_mad_i64_i32 (VOP3b) */
+    const uint32_t sdst = f->sdst;
     uint64_t carries = 0;
     for (uint32_t lane = 0; lane < r->lanes; ++lane) {
       if (!active(w, lane)) continue;
@@ -909,23 +1051,37 @@ static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, con
       w->v[vdst + 1][lane] = (uint32_t)(sum >> 32);
       carries |= (uint64_t)((sum >> 64) & 1) << lane;
     }
-    swrite64(w, sdst, carries);
+    mask_write(r, w, sdst, carries);
     return HSA_STATUS_SUCCESS;
   }
   if (op == 0x1e0 || op == 0x1e1) {  /* v_div_scale (VOP3b): the post-scale mask to sdst */
-    return valu_all(r, w, op, vdst, src0, src1, src2, (word >> 8) & 0x7f, 0, 0, neg, k, at,
+    return valu_all(r, w, op, vdst, src0, src1, src2, f->sdst, 0, 0, neg, k, at, "VOP3", NULL, 0);
+  }
+  if (op >= 0x119 && op <= 0x11e) {  /* carry ops (VOP3b): carry in from src2 */
+    return valu_all(r, w, op, vdst, src0, src1, 0, f->sdst, sread64(w, src2, k), 0, 0, k, at,
                     "VOP3", NULL, 0);
   }
-  if (op >= 0x119 && op <= 0x11e) {  /* carry ops (VOP3b): sdst [14:8], carry in from src2 */
-    const uint32_t sdst = (word >> 8) & 0x7f;
-    return valu_all(r, w, op, vdst, src0, src1, 0, sdst, sread64(w, src2, k), 0, 0, k, at,
-                    "VOP3", NULL, 0);
-  }
-  /* v_cndmask_b32_e64 reads its mask from src2; v_div_fmas reads VCC */
-  const uint64_t carry = op == 0x100 ? sread64(w, src2, k)
+  /* v_cndmask_b32_e64 / _b16 read their mask from src2; v_div_fmas reads VCC */
+  const uint64_t carry = op == 0x100 || op == 0x400 ? sread64(w, src2, k)
                          : (op == 0x1e2 || op == 0x1e3) ? w->vcc : 0;
   return valu_all(r, w, op, vdst, src0, src1, src2, 0xffffffffu, carry, abs, neg, k, at,
-                  "VOP3", NULL, 0);
+                  "VOP3", NULL, op_sel);
+}
+
+/* GFX9 VOP3: [25:16] op, [15] clamp, [14:11] op_sel, [10:8] abs (VOP3b: sdst [14:8]), [7:0]
+ * vdst; second dword src0 [8:0], src1 [17:9], src2 [26:18], omod [28:27], neg [31:29]. */
+static hsa_status_t vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1, const decode_t* k,
+                         uint64_t at) {
+  const uint32_t op = (word >> 16) & 0x3ff;
+  /* op_sel [14:11] selects halves of 16-bit operands (and of the result) */
+  const int halves = op == 0x14b || op == 0x14a || op == 0x11f || op == 0x122 ||
+                     (op >= 0x126 && op <= 0x130) || op == 0x17a || op == 0x17c ||
+                     op == 0x1f8 || op == 0x207 || (op >= 0x28 && op <= 0x2f) ||
+                     (op >= 0xa0 && op <= 0xaf);
+  const vop3_t f = {op, word & 0xff, word1 & 0x1ff, (word1 >> 9) & 0x1ff, (word1 >> 18) & 0x1ff,
+                    (word >> 8) & 7, (word1 >> 29) & 7, (word >> 8) & 0x7f,
+                    halves ? (word >> 11) & 15 : 0};
+  return vop3_run(r, w, &f, k, at);
 }
 
 /* VOP3P: packed math. The f32 forms (gfx940) take 64-bit register pairs as two f32 lanes; the
@@ -1002,16 +1158,70 @@ static hsa_status_t vop3p(run_t* r, wave_t* w, uint32_t word, uint32_t word1, co
         d[h] = op == 0x30 ? fmaf(x[h], y[h], z[h]) : op == 0x31 ? x[h] * y[h] : x[h] + y[h];
       lo = f_bits(d[0]);
       hi = f_bits(d[1]);
+    } else if (op >= 0x20 && op <= 0x22) {
+      /* v_fma_mix_f32 / mixlo_f16 / mixhi_f16: each source an f32 (op_sel_hi 0) or the f16 half
+         op_sel picks; neg_lo negates, neg_hi takes the absolute value */
+      const uint64_t sources[3] = {a, b, vop3p_source(w, src2, lane, k)};
+      float x[3];
+      for (int i = 0; i < 3; ++i) {
+        const uint32_t bits = (uint32_t)sources[i];
+        x[i] = (op_sel_hi >> i) & 1 ? half((op_sel >> i) & 1 ? bits >> 16 : bits) : as_f(bits);
+        if ((neg_hi >> i) & 1) x[i] = fabsf(x[i]);
+        if ((neg_lo >> i) & 1) x[i] = -x[i];
+      }
+      const float d = fmaf(x[0], x[1], x[2]);
+      const uint32_t old = w->v[vdst][lane];
+      w->v[vdst][lane] = op == 0x20 ? f_bits(d)
+                         : op == 0x21 ? (old & 0xffff0000u) | half_bits(d)
+                                      : (old & 0xffffu) | half_bits(d) << 16;
+      continue;
+    } else if (op >= 0x0e && op <= 0x12) {
+      /* v_pk_fma / add / mul / min / max _f16: per half, op_sel (low) / op_sel_hi (high) pick
+         each source's half, neg_lo / neg_hi negate */
+      const uint32_t x[3] = {(uint32_t)a, (uint32_t)b, (uint32_t)vop3p_source(w, src2, lane, k)};
+      uint32_t out = 0;
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t sel = h ? op_sel_hi : op_sel, neg = h ? neg_hi : neg_lo;
+        float v[3];
+        for (int i = 0; i < 3; ++i) {
+          v[i] = half((sel >> i) & 1 ? x[i] >> 16 : x[i]);
+          if ((neg >> i) & 1) v[i] = -v[i];
+        }
+        const float d = op == 0x0e ? fmaf(v[0], v[1], v[2]) : op == 0x0f ? v[0] + v[1]
+                        : op == 0x10 ? v[0] * v[1] : op == 0x11 ? fminf(v[0], v[1])
+                                                              : fmaxf(v[0], v[1]);
+        out |= half_bits(d) << (16 * h);
+      }
+      w->v[vdst][lane] = out;
+      continue;
     } else if (op == 0x33) {  /* v_pk_mov_b32 */
       lo = half_of(a, op_sel & 1);
       hi = half_of(b, op_sel & 2);
-    } else if (op == 0x0a) {  /* v_pk_add_u16 */
-      const uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
-      const uint32_t a_lo = (op_sel & 1) ? a32 >> 16 : a32 & 0xffff;
-      const uint32_t b_lo = (op_sel & 2) ? b32 >> 16 : b32 & 0xffff;
-      const uint32_t a_hi = (op_sel_hi & 1) ? a32 >> 16 : a32 & 0xffff;
-      const uint32_t b_hi = (op_sel_hi & 2) ? b32 >> 16 : b32 & 0xffff;
-      w->v[vdst][lane] = ((a_lo + b_lo) & 0xffff) | ((a_hi + b_hi) & 0xffff) << 16;
+    } else if ((op >= 0x01 && op <= 0x08) || (op >= 0x0a && op <= 0x0d)) {
+      /* 16-bit integer pairs: v_pk_mul_lo_u16, add/sub_i16, lshlrev/lshrrev/ashrrev_b16,
+         max/min_i16, add/sub/max/min_u16 (op_sel / op_sel_hi pick each source's half) */
+      uint32_t out = 0;
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t sel = h ? op_sel_hi : op_sel;
+        const uint32_t x = ((sel & 1) ? (uint32_t)a >> 16 : (uint32_t)a) & 0xffff;
+        const uint32_t y = ((sel & 2) ? (uint32_t)b >> 16 : (uint32_t)b) & 0xffff;
+        const int32_t sx = (int16_t)x, sy = (int16_t)y;
+        uint32_t v;
+        switch (op) {
+          case 0x01: v = x * y; break;
+          case 0x02: case 0x0a: v = x + y; break;
+          case 0x03: case 0x0b: v = x - y; break;
+          case 0x04: v = y << (x & 15); break;
+          case 0x05: v = y >> (x & 15); break;
+          case 0x06: v = (uint32_t)(sy >> (x & 15)); break;
+          case 0x07: v = (uint32_t)(sx > sy ? sx : sy); break;
+          case 0x08: v = (uint32_t)(sx < sy ? sx : sy); break;
+          case 0x0c: v = x > y ? x : y; break;
+          default: v = x < y ? x : y; break;
+        }
+        out |= (v & 0xffff) << (16 * h);
+      }
+      w->v[vdst][lane] = out;
       continue;
     } else {
       return illegal(r, w, "VOP3P", op, at);
@@ -1040,6 +1250,8 @@ static int dpp_source(uint32_t ctrl, uint32_t lane, uint32_t lanes) {
     case 0x142: return row ? (int)row - 1 : -1;                    /* row_bcast:15 */
     case 0x143: return lane >= 32 ? 31 : -1;                       /* row_bcast:31 */
   }
+  if (ctrl >= 0x150 && ctrl <= 0x15f) return (int)(row + (ctrl & 15));          /* row_share */
+  if (ctrl >= 0x160 && ctrl <= 0x16f) return (int)(row + (in_row ^ (ctrl & 15))); /* row_xmask */
   return -2;  /* unknown control */
 }
 
@@ -1116,8 +1328,12 @@ static hsa_status_t flat(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uin
   const uint32_t addr = word1 & 0xff, data = (word1 >> 8) & 0xff, saddr = (word1 >> 16) & 0x7f;
   const uint32_t vdst = word1 >> 24;
   if (seg == 1) return illegal(r, w, "SCRATCH", op, at);
-  uint32_t dwords, store, size = 4, sign = 0;
-  if (op >= 20 && op <= 23) { dwords = op - 19; store = 0; }
+  uint32_t dwords, store, size = 4, sign = 0, d16 = 0;  /* d16: 1 low half, 2 high half */
+  if (op >= 32 && op <= 37) {  /* *_d16(_hi) loads: into one half, the other kept */
+    dwords = 1; store = 0; size = op < 36 ? 1 : 2; sign = op == 34 || op == 35; d16 = 1 + (op & 1);
+  } else if (op == 25 || op == 27) {  /* store_byte / short _d16_hi: from the high half */
+    dwords = 1; store = 1; size = op == 25 ? 1 : 2; d16 = 2;
+  } else if (op >= 20 && op <= 23) { dwords = op - 19; store = 0; }
   else if (op >= 28 && op <= 31) { dwords = op - 27; store = 1; }
   else if (op >= 16 && op <= 19) { dwords = 1; store = 0; size = op < 18 ? 1 : 2; sign = op & 1; }
   else if (op == 24 || op == 26) { dwords = 1; store = 1; size = op == 24 ? 1 : 2; }
@@ -1135,12 +1351,15 @@ static hsa_status_t flat(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uin
     if (!p) return r->status;
     for (uint32_t i = 0; i < dwords; ++i) {
       if (store) {
-        memcpy(p + size * i, &w->v[data + i][lane], size);
+        const uint32_t value = d16 == 2 ? w->v[data + i][lane] >> 16 : w->v[data + i][lane];
+        memcpy(p + size * i, &value, size);
       } else {
         uint32_t value = 0;
         memcpy(&value, p + size * i, size);
         if (sign) value = size == 1 ? (uint32_t)(int32_t)(int8_t)value
                                     : (uint32_t)(int32_t)(int16_t)value;
+        if (d16 == 1) value = (w->v[vdst + i][lane] & 0xffff0000u) | (value & 0xffff);
+        if (d16 == 2) value = (w->v[vdst + i][lane] & 0xffffu) | value << 16;
         w->v[vdst + i][lane] = value;
       }
     }
@@ -1206,7 +1425,7 @@ static hsa_status_t ds(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint6
   const uint32_t addr = word1 & 0xff, data0 = (word1 >> 8) & 0xff, data1 = (word1 >> 16) & 0xff;
   const uint32_t vdst = word1 >> 24;
   const uint32_t lds_size = r->d->group_segment_size;
-  uint32_t size, pair = 0, store, sign = 0;
+  uint32_t size, pair = 0, store, sign = 0, d16 = 0;  /* d16: 1 low half, 2 high half */
   switch (op) {
     case 13: size = 4; store = 1; break;           /* ds_write_b32 */
     case 14: size = 4; store = 1; pair = 1; break; /* ds_write2_b32 */
@@ -1221,6 +1440,10 @@ static hsa_status_t ds(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint6
     case 59: size = 2; store = 0; sign = 1; break; /* ds_read_i16 */
     case 60: size = 2; store = 0; break;           /* ds_read_u16 */
     case 118: size = 8; store = 0; break;          /* ds_read_b64 */
+    case 84: size = 1; store = 1; d16 = 2; break;   /* ds_write_b8_d16_hi */
+    case 85: size = 2; store = 1; d16 = 2; break;   /* ds_write_b16_d16_hi */
+    case 86: case 87: case 88: case 89: case 90: case 91:  /* ds_read_{u8,i8,u16}_d16(_hi) */
+      size = op < 90 ? 1 : 2; store = 0; sign = op == 88 || op == 89; d16 = 1 + (op & 1); break;
     case 119: size = 8; store = 0; pair = 1; break; /* ds_read2_b64 */
     case 222: size = 12; store = 1; break;         /* ds_write_b96 */
     case 223: size = 16; store = 1; break;         /* ds_write_b128 */
@@ -1240,12 +1463,15 @@ static hsa_status_t ds(run_t* r, wave_t* w, uint32_t word, uint32_t word1, uint6
       for (uint32_t i = 0; i < dwords; ++i) {
         const uint32_t piece = size < 4 ? size : 4;
         if (store) {
-          if (!out) memcpy(r->lds + address + 4 * i, &w->v[reg + i][lane], piece);
+          const uint32_t value = d16 == 2 ? w->v[reg + i][lane] >> 16 : w->v[reg + i][lane];
+          if (!out) memcpy(r->lds + address + 4 * i, &value, piece);
         } else {
           uint32_t value = 0;
           if (!out) memcpy(&value, r->lds + address + 4 * i, piece);
           if (sign && size == 1) value = (uint32_t)(int32_t)(int8_t)value;
           if (sign && size == 2) value = (uint32_t)(int32_t)(int16_t)value;
+          if (d16 == 1) value = (w->v[reg + i][lane] & 0xffff0000u) | (value & 0xffff);
+          if (d16 == 2) value = (w->v[reg + i][lane] & 0xffffu) | value << 16;
           w->v[reg + i][lane] = value;
         }
       }
@@ -1263,12 +1489,408 @@ static uint32_t fetch(uint64_t address) {
   return word;
 }
 
+/* The common part of the short VALU encodings (VOP1 / VOP2 / VOPC), once decoded: `op` in the
+ * GFX9 VOP3 numbering, `over` the DPP / SDWA / true16 operands when there are any. */
+static hsa_status_t vop_short(run_t* r, wave_t* w, uint32_t op, const char* family,
+                              uint32_t vdst, uint32_t src0, uint32_t src1, uint32_t sdst,
+                              const override_t* over, const decode_t* k, uint64_t at,
+                              uint32_t op_sel) {
+  if (op == 0x142) {  /* v_readfirstlane_b32 (vdst is an SGPR) */
+    uint32_t lane = 0;
+    while (lane < r->lanes && !active(w, lane)) ++lane;
+    swrite(w, vdst, vread(w, src0, lane < r->lanes ? lane : 0, k));
+    return HSA_STATUS_SUCCESS;
+  }
+  if (family[3] == 'C')
+    return valu_all(r, w, op, 0, src0, src1, 0, sdst, 0, 0, 0, k, at, family, over, op_sel);
+  const uint32_t carry_dst = (op >= 0x119 && op <= 0x11e) ? 106 : 0xffffffffu;
+  const uint64_t carry = (op == 0x100 || (op >= 0x11c && op <= 0x11e)) ? w->vcc : 0;
+  return valu_all(r, w, op, vdst, src0, src1, 0, carry_dst, carry, 0, 0, k, at, family, over,
+                  op_sel);
+}
+
+/* One GFX9 instruction at `at` (w->pc moved past it first, so branches can set it). */
+static hsa_status_t gfx9_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) {
+  decode_t k = {0, 0};
+  uint32_t length = 4;
+  if ((word >> 30) == 2 && (word >> 28) != 0xb && (word >> 23) < 0x17d) {  /* SOP2 */
+    if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
+    if (!known_scalar(word & 0xff) || !known_scalar((word >> 8) & 0xff))
+      return illegal(r, w, "SOP2 operand", word & 0xffff, at);
+    w->pc = at + length;
+    return sop2(r, w, word, &k, at);
+  }
+  if ((word >> 28) == 0xb && (word >> 23) < 0x17d) {  /* SOPK (below SOP1/C/P) */
+    w->pc = at + 4;
+    return sopk(r, w, word, at);
+  }
+  if ((word >> 23) == 0x17d) {
+    if ((word & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
+    w->pc = at + length;
+    return sop1(r, w, word, &k, at);
+  }
+  if ((word >> 23) == 0x17e) {
+    if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
+    w->pc = at + length;
+    return sopc(r, w, word, &k, at);
+  }
+  if ((word >> 23) == 0x17f) {
+    w->pc = at + 4;
+    return sopp(r, w, word, at);
+  }
+  if ((word >> 26) == 0x30) {  /* SMEM */
+    w->pc = at + 8;
+    return smem(r, w, word, fetch(at + 4), at);
+  }
+  if ((word >> 31) == 0 || (word >> 25) == 0x3f || (word >> 25) == 0x3e) {
+    /* VOP2 / VOP1 / VOPC: src0 [8:0] (a VGPR or scalar code), vsrc1 [16:9] */
+    uint32_t src0 = word & 0x1ff;
+    uint32_t op, vdst = (word >> 17) & 0xff, src1 = ((word >> 9) & 0xff) + 256;
+    const char* family;
+    if ((word >> 25) == 0x3f) { op = 0x140 + ((word >> 9) & 0xff); family = "VOP1"; }
+    else if ((word >> 25) == 0x3e) { op = (word >> 17) & 0xff; family = "VOPC"; }
+    else { op = 0x100 + ((word >> 25) & 0x3f); family = "VOP2"; }
+    const int k_literal = op == 0x117 || op == 0x118;
+    override_t over_storage, *over = NULL;
+    uint32_t sdst = 106;
+    if (src0 == 0xf9 || src0 == 0xfa) {  /* SDWA / DPP: a second dword */
+      const uint32_t x = fetch(at + 4);
+      length = 8;
+      over = &over_storage;
+      if (src0 == 0xfa) {
+        if (dpp_fill(r, w, x, src1, &k, over, float_op(op), at)) return r->status;
+      } else {
+        sdwa_fill(r, w, x, src1, &k, over, float_op(op), family[3] == 'C');
+        if (family[3] == 'C' && ((x >> 15) & 1)) sdst = (x >> 8) & 0x7f;
+      }
+      src0 = 256 + (x & 0xff);
+    } else if (src0 == 255 || k_literal) {
+      k.literal = fetch(at + 4);
+      length = 8;
+    }
+    w->pc = at + length;
+    return vop_short(r, w, op, family, vdst, src0, src1, sdst, over, &k, at, 0);
+  }
+  if ((word >> 23) == 0x1a7) {  /* VOP3P (and MFMA) */
+    w->pc = at + 8;
+    return vop3p(r, w, word, fetch(at + 4), &k, at);
+  }
+  if ((word >> 26) == 0x34) {  /* VOP3 */
+    const uint32_t word1 = fetch(at + 4);
+    if ((word1 & 0x1ff) == 255 || ((word1 >> 9) & 0x1ff) == 255 || ((word1 >> 18) & 0x1ff) == 255)
+      return illegal(r, w, "VOP3 literal", (word >> 16) & 0x3ff, at);
+    w->pc = at + 8;
+    return vop3(r, w, word, word1, &k, at);
+  }
+  w->pc = at + 8;
+  if ((word >> 26) == 0x38) return mubuf(r, w, word, fetch(at + 4), &k, at);
+  if ((word >> 26) == 0x36) return ds(r, w, word, fetch(at + 4), at);
+  if ((word >> 26) == 0x37) return flat(r, w, word, fetch(at + 4), at);  /* FLAT / GLOBAL */
+  return illegal(r, w, "encoding", word >> 23, at);
+}
+
+/* ---- GFX11 (RDNA3, wave32) ----------------------------------------------------------------
+ * Each encoding is decoded with GFX11's field layout and its opcode mapped onto the GFX9 opcode
+ * of the same operation (isa_gfx11_map.h, generated from llvm-mc-19 by gen_gfx11_map.py), so
+ * one set of semantics serves both generations. Layouts from AMD's "RDNA3 Instruction Set
+ * Architecture" (Microcode Formats), each checked with llvm-mc-19 --show-encoding: SMEM
+ * [31:26]=0x3d, VOP3 0x35, VOPD 0x32, VOP3P [31:24]=0xcc; SOP*, VOP1/2/C, DS, FLAT and MUBUF
+ * at the GFX9 prefixes with moved fields. Scalar codes: 124 is NULL, 125 M0. */
+#include "isa_gfx11_map.h"
+
+static uint32_t g11_scalar(uint32_t code) { return code == 124 ? 104 : code == 125 ? 124 : code; }
+static uint32_t g11_source(uint32_t code) { return code < 256 ? g11_scalar(code) : code; }
+
+static const uint32_t F16_CONSTANTS[9] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000,
+                                          0x4400, 0xc400, 0x3118};
+
+/* A 16-bit operand of a true16 instruction: a VGPR field's bit 7 names the high half. */
+static uint32_t source16(const wave_t* w, uint32_t code, uint32_t lane, const decode_t* k) {
+  if (code >= 256) {
+    const uint32_t index = code - 256;
+    return (w->v[index & 127][lane] >> (index & 128 ? 16 : 0)) & 0xffff;
+  }
+  if (code >= 240 && code <= 248) return F16_CONSTANTS[code - 240];
+  return sread(w, code, k) & 0xffff;
+}
+
+/* The operands of a short-encoding true16 instruction (`flags`: bit 0 src0, bit 1 src1, bit 2
+ * the destination are 16-bit); the destination half goes to *op_sel (8 high, 16 low). */
+static void g11_true16(run_t* r, const wave_t* w, uint32_t flags, uint32_t src0, uint32_t src1,
+                       uint32_t* vdst, override_t* o, const decode_t* k, uint32_t* op_sel) {
+  o->enabled = w->exec;
+  o->has_b = 1;
+  o->sdwa = 0;
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    o->a[lane] = flags & 1 ? source16(w, src0, lane, k) : vread(w, src0, lane, k);
+    o->b[lane] = flags & 2 ? source16(w, src1, lane, k) : vread(w, src1, lane, k);
+  }
+  if (flags & 4) {
+    *op_sel = *vdst & 128 ? 8 : 16;
+    *vdst &= 127;
+  }
+}
+
+/* DPP8 (src0 233, 234 with fetch-inactive): lane i reads lane (i & ~7) + select[i % 8]. */
+static void dpp8_fill(run_t* r, const wave_t* w, uint32_t x, uint32_t src1, int fetch_inactive,
+                      const decode_t* k, override_t* o) {
+  o->enabled = w->exec;
+  o->has_b = 1;
+  o->sdwa = 0;
+  for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+    const uint32_t from = (lane & ~7u) + ((x >> (8 + 3 * (lane & 7))) & 7);
+    o->a[lane] = active(w, from) || fetch_inactive ? w->v[x & 0xff][from] : 0;
+    o->b[lane] = vread(w, src1, lane, k);
+  }
+}
+
+static hsa_status_t g11_vop_short(run_t* r, wave_t* w, uint64_t at, uint32_t word) {
+  decode_t k = {0, 0};
+  uint32_t src0 = g11_source(word & 0x1ff), vdst = (word >> 17) & 0xff;
+  uint32_t src1 = ((word >> 9) & 0xff) + 256, op, flags, op11;
+  const char* family;
+  if ((word >> 25) == 0x3f) {
+    op11 = (word >> 9) & 0xff; op = GFX11_VOP1[op11]; flags = GFX11_VOP1_T16[op11]; family = "VOP1";
+  } else if ((word >> 25) == 0x3e) {
+    op11 = vdst; op = GFX11_VOPC[op11]; flags = GFX11_VOPC_T16[op11]; family = "VOPC";
+  } else {
+    op11 = (word >> 25) & 0x3f; op = GFX11_VOP2[op11]; flags = GFX11_VOP2_T16[op11];
+    family = "VOP2";
+  }
+  if (op >= GFX11_NOP) return illegal(r, w, family, op11, at);
+  if (op == 0x142) vdst = g11_scalar(vdst);
+  uint32_t length = 4, op_sel = 0;
+  override_t over_storage, *over = NULL;
+  if (src0 == 0xfa || src0 == 0xe9 || src0 == 0xea) {  /* DPP16 / DPP8: a second dword */
+    const uint32_t x = fetch(at + 4);
+    length = 8;
+    over = &over_storage;
+    if (flags) return illegal(r, w, "true16 DPP", op, at);
+    if (src0 == 0xfa) {
+      if (dpp_fill(r, w, x, src1, &k, over, float_op(op), at)) return r->status;
+    } else {
+      dpp8_fill(r, w, x, src1, src0 == 0xea, &k, over);
+    }
+    src0 = 256 + (x & 0xff);
+  } else {
+    if (src0 == 255 || op == 0x117 || op == 0x118) { k.literal = fetch(at + 4); length = 8; }
+    if (flags) {
+      over = &over_storage;
+      g11_true16(r, w, flags, src0, src1, &vdst, over, &k, &op_sel);
+    }
+  }
+  w->pc = at + length;
+  return vop_short(r, w, op, family, vdst, src0, src1, 106, over, &k, at, op_sel);
+}
+
+static hsa_status_t g11_vop3(run_t* r, wave_t* w, uint32_t word, uint32_t word1,
+                             const decode_t* k, uint64_t at) {
+  const uint32_t op11 = (word >> 16) & 0x3ff, op = GFX11_VOP3[op11], flags = GFX11_VOP3_T16[op11];
+  if (op >= GFX11_NOP) return illegal(r, w, "VOP3", op11, at);
+  vop3_t f = {op, word & 0xff, g11_source(word1 & 0x1ff), g11_source((word1 >> 9) & 0x1ff),
+              g11_source((word1 >> 18) & 0x1ff), (word >> 8) & 7, (word1 >> 29) & 7,
+              g11_scalar((word >> 8) & 0x7f), 0};
+  if (op < 0x100 || op == 0x289) f.vdst = g11_scalar(f.vdst);  /* an SGPR destination */
+  if (flags) {  /* 16-bit operands: op_sel [14:11] picks halves; a low-half result keeps the high */
+    f.op_sel = (word >> 11) & 15;
+    if ((flags & 4) && !(f.op_sel & 8)) f.op_sel |= 16;
+  }
+  return vop3_run(r, w, &f, k, at);
+}
+
+/* VOPD: two VALU operations issued together, each reading its sources before either writes.
+ * X: [25:22] op, src0 [8:0], vsrc1 [16:9], vdst second dword [31:24]; Y: [21:17] op, src0 and
+ * vsrc1 at the same places in the second dword, vdst [23:17] << 1 | the other bit of X's. */
+static const uint16_t VOPD_OPS[19] = {
+    0x13b, 0x118, 0x117, 0x105, 0x101, 0x102, 0x103, 0x406, 0x141, 0x100, 0x10b, 0x10a,
+    0x137, GFX11_NONE, GFX11_NONE, GFX11_NONE, 0x134, 0x112, 0x113};
+
+static hsa_status_t g11_vopd(run_t* r, wave_t* w, uint32_t word, uint64_t at) {
+  const uint32_t word1 = fetch(at + 4);
+  const uint32_t opx = (word >> 22) & 15, opy = (word >> 17) & 31;
+  const uint32_t ops[2] = {VOPD_OPS[opx], opy < 19 ? VOPD_OPS[opy] : GFX11_NONE};
+  const uint32_t vdstx = word1 >> 24;
+  const uint32_t vdst[2] = {vdstx, (((word1 >> 17) & 0x7f) << 1) | ((vdstx & 1) ^ 1)};
+  const uint32_t src0[2] = {g11_source(word & 0x1ff), g11_source(word1 & 0x1ff)};
+  const uint32_t src1[2] = {256 + ((word >> 9) & 0xff), 256 + ((word1 >> 9) & 0xff)};
+  if (ops[0] == GFX11_NONE || ops[1] == GFX11_NONE) return illegal(r, w, "VOPD", word >> 17 & 0x1ff, at);
+  decode_t k = {0, 0};
+  uint32_t length = 8;
+  if (src0[0] == 255 || src0[1] == 255 || ops[0] == 0x117 || ops[0] == 0x118 ||
+      ops[1] == 0x117 || ops[1] == 0x118) {
+    k.literal = fetch(at + 8);
+    length = 12;
+  }
+  w->pc = at + length;
+  uint32_t out[2][MAX_LANES];
+  for (int half_op = 0; half_op < 2; ++half_op) {
+    const uint32_t op = ops[half_op];
+    for (uint32_t lane = 0; lane < r->lanes; ++lane) {
+      if (!active(w, lane)) continue;
+      lane_t l;
+      memset(&l, 0, sizeof(l));
+      l.a = vread(w, src0[half_op], lane, &k);
+      l.b = vread(w, src1[half_op], lane, &k);
+      l.c = op == 0x117 || op == 0x118 ? k.literal : w->v[vdst[half_op]][lane];
+      l.carry_in = (w->vcc >> lane) & 1;
+      if (op == 0x406) {  /* v_dual_mul_dx9_zero_f32: 0 times anything is 0 */
+        l.result = as_f(l.a) == 0 || as_f(l.b) == 0 ? 0 : f_bits(as_f(l.a) * as_f(l.b));
+      } else if (!valu(op, &l)) {
+        return illegal(r, w, "VOPD", op, at);
+      }
+      out[half_op][lane] = l.result;
+    }
+  }
+  for (int half_op = 0; half_op < 2; ++half_op)
+    for (uint32_t lane = 0; lane < r->lanes; ++lane)
+      if (active(w, lane)) w->v[vdst[half_op]][lane] = out[half_op][lane];
+  return HSA_STATUS_SUCCESS;
+}
+
+/* v_wmma_i32_16x16x16_iu8 (VOP3P 0x44; neg_lo bits 0/1: A/B signed) and
+ * v_wmma_f32_16x16x16_f16 (0x40) on wave32: row i of A in lane i (and its copy in i + 16),
+ * column j of B in lane j, K along the registers (4 bytes / 2 halves per VGPR); D[r][c] (and C)
+ * in VGPR r / 2 of lane c + 16 * (r % 2). */
+static hsa_status_t wmma(run_t* r, wave_t* w, uint32_t op, uint32_t word, uint32_t word1,
+                         const decode_t* k, uint64_t at) {
+  const uint32_t vdst = word & 0xff, src0 = word1 & 0x1ff, src1 = (word1 >> 9) & 0x1ff;
+  const uint32_t src2 = g11_source((word1 >> 18) & 0x1ff), neg_lo = (word1 >> 29) & 7;
+  if (r->lanes != 32 || src0 < 256 || src1 < 256) return illegal(r, w, "WMMA", op, at);
+  const uint32_t a = src0 - 256, b = src1 - 256;
+  uint32_t d[16][16];
+  for (uint32_t i = 0; i < 16; ++i) {
+    for (uint32_t j = 0; j < 16; ++j) {
+      const uint32_t c = vread(w, src2 >= 256 ? src2 + i / 2 : src2, j + 16 * (i % 2), k);
+      if (op == 0x44) {
+        int64_t sum = (int32_t)c;
+        for (uint32_t kk = 0; kk < 16; ++kk) {
+          const uint32_t x = (w->v[a + kk / 4][i] >> (8 * (kk % 4))) & 0xff;
+          const uint32_t y = (w->v[b + kk / 4][j] >> (8 * (kk % 4))) & 0xff;
+          sum += (int64_t)(neg_lo & 1 ? (int8_t)x : (int32_t)x) *
+                 (int64_t)(neg_lo & 2 ? (int8_t)y : (int32_t)y);
+        }
+        d[i][j] = (uint32_t)sum;
+      } else {
+        float sum = as_f(c);
+        for (uint32_t kk = 0; kk < 16; ++kk)
+          sum = fmaf(half(w->v[a + kk / 2][i] >> (16 * (kk % 2))),
+                     half(w->v[b + kk / 2][j] >> (16 * (kk % 2))), sum);
+        d[i][j] = f_bits(sum);
+      }
+    }
+  }
+  for (uint32_t i = 0; i < 16; ++i)
+    for (uint32_t j = 0; j < 16; ++j) w->v[vdst + i / 2][j + 16 * (i % 2)] = d[i][j];
+  return HSA_STATUS_SUCCESS;
+}
+
+/* One GFX11 instruction at `at`. */
+static hsa_status_t gfx11_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) {
+  decode_t k = {0, 0};
+  if ((word >> 30) == 2 && (word >> 23) < 0x17d) {  /* SOP2, SOPK */
+    if ((word >> 28) == 0xb) {
+      const uint32_t op = GFX11_SOPK[(word >> 23) & 0x1f];
+      w->pc = at + 4;
+      if (op == GFX11_NOP) return HSA_STATUS_SUCCESS;
+      if (op >= GFX11_NOP) return illegal(r, w, "SOPK", (word >> 23) & 0x1f, at);
+      return sopk(r, w, (0xbu << 28) | op << 23 | g11_scalar((word >> 16) & 0x7f) << 16 |
+                            (word & 0xffff), at);
+    }
+    const uint32_t op = GFX11_SOP2[(word >> 23) & 0x7f];
+    const uint32_t s0 = g11_scalar(word & 0xff), s1 = g11_scalar((word >> 8) & 0xff);
+    w->pc = at + (s0 == 255 || s1 == 255 ? 8 : 4);
+    if (s0 == 255 || s1 == 255) k.literal = fetch(at + 4);
+    if (op >= GFX11_NOP) return illegal(r, w, "SOP2", (word >> 23) & 0x7f, at);
+    if (!known_scalar(s0) || !known_scalar(s1)) return illegal(r, w, "SOP2 operand", word & 0xffff, at);
+    return sop2(r, w, 2u << 30 | op << 23 | g11_scalar((word >> 16) & 0x7f) << 16 | s1 << 8 | s0,
+                &k, at);
+  }
+  if ((word >> 23) == 0x17d) {  /* SOP1 */
+    const uint32_t op = GFX11_SOP1[(word >> 8) & 0xff], s0 = g11_scalar(word & 0xff);
+    if (s0 == 255) k.literal = fetch(at + 4);
+    w->pc = at + (s0 == 255 ? 8 : 4);
+    if (op >= GFX11_NOP) return illegal(r, w, "SOP1", (word >> 8) & 0xff, at);
+    return sop1(r, w, 0x17du << 23 | g11_scalar((word >> 16) & 0x7f) << 16 | op << 8 | s0, &k, at);
+  }
+  if ((word >> 23) == 0x17e) {  /* SOPC */
+    const uint32_t op = GFX11_SOPC[(word >> 16) & 0x7f];
+    const uint32_t s0 = g11_scalar(word & 0xff), s1 = g11_scalar((word >> 8) & 0xff);
+    if (s0 == 255 || s1 == 255) k.literal = fetch(at + 4);
+    w->pc = at + (s0 == 255 || s1 == 255 ? 8 : 4);
+    if (op >= GFX11_NOP) return illegal(r, w, "SOPC", (word >> 16) & 0x7f, at);
+    return sopc(r, w, 0x17eu << 23 | op << 16 | s1 << 8 | s0, &k, at);
+  }
+  if ((word >> 23) == 0x17f) {  /* SOPP */
+    const uint32_t op = GFX11_SOPP[(word >> 16) & 0x7f];
+    w->pc = at + 4;
+    if (op == GFX11_NOP) return HSA_STATUS_SUCCESS;
+    if (op >= GFX11_NOP) return illegal(r, w, "SOPP", (word >> 16) & 0x7f, at);
+    return sopp(r, w, (word & ~(0x7fu << 16)) | op << 16, at);
+  }
+  if ((word >> 31) == 0 || (word >> 25) == 0x3f || (word >> 25) == 0x3e)
+    return g11_vop_short(r, w, at, word);
+  const uint32_t word1 = fetch(at + 4);
+  w->pc = at + 8;
+  switch (word >> 26) {
+    case 0x3d: {  /* SMEM: sbase [5:0], sdata [12:6], op [25:18]; offset [20:0], soffset [31:25] */
+      const uint32_t op = GFX11_SMEM[(word >> 18) & 0xff], sbase = (word & 0x3f) << 1;
+      if (op > 4) return illegal(r, w, "SMEM", (word >> 18) & 0xff, at);
+      const uint64_t base = w->s[sbase] | (uint64_t)w->s[sbase + 1] << 32;
+      const int64_t offset = (int32_t)(word1 << 11) >> 11;
+      return scalar_load(r, w, op, (word >> 6) & 0x7f,
+                         base + (uint64_t)offset + sread(w, g11_scalar(word1 >> 25), &k));
+    }
+    case 0x35: {  /* VOP3, a literal allowed */
+      if ((word1 & 0x1ff) == 255 || ((word1 >> 9) & 0x1ff) == 255 || ((word1 >> 18) & 0x1ff) == 255) {
+        k.literal = fetch(at + 8);
+        w->pc = at + 12;
+      }
+      return g11_vop3(r, w, word, word1, &k, at);
+    }
+    case 0x32: return g11_vopd(r, w, word, at);
+    case 0x33: {  /* VOP3P: [31:24] = 0xcc */
+      if ((word >> 24) != 0xcc) break;
+      const uint32_t op11 = (word >> 16) & 0x7f;
+      if (op11 == 0x40 || op11 == 0x44) return wmma(r, w, op11, word, word1, &k, at);
+      const uint32_t op = GFX11_VOP3P[op11];
+      if (op >= GFX11_NOP) return illegal(r, w, "VOP3P", op11, at);
+      const uint32_t sources = g11_source(word1 & 0x1ff) | g11_source((word1 >> 9) & 0x1ff) << 9 |
+                               g11_source((word1 >> 18) & 0x1ff) << 18;
+      return vop3p(r, w, 0x1a7u << 23 | op << 16 | (word & 0xffff),
+                   (word1 & 0xf8000000u) | sources, &k, at);
+    }
+    case 0x36: {  /* DS: op [25:18] (GFX9 [24:17]) */
+      const uint32_t op = GFX11_DS[(word >> 18) & 0xff];
+      if (op >= GFX11_NOP) return illegal(r, w, "DS", (word >> 18) & 0xff, at);
+      return ds(r, w, 0x36u << 26 | op << 17 | (word & 0xffff), word1, at);
+    }
+    case 0x37: {  /* FLAT / GLOBAL: seg [17:16] (GFX9 [15:14]); saddr NULL (124) is "off" */
+      const uint32_t op = GFX11_FLAT[(word >> 18) & 0x7f], saddr = (word1 >> 16) & 0x7f;
+      if (op >= GFX11_NOP) return illegal(r, w, "FLAT", (word >> 18) & 0x7f, at);
+      return flat(r, w, 0x37u << 26 | op << 18 | ((word >> 16) & 3) << 14 | (word & 0x1fff),
+                  (word1 & 0xff00ffffu) | (saddr == 124 ? 0x7fu : saddr) << 16, at);
+    }
+    case 0x38: {  /* MUBUF: op [25:18]; offen / idxen in the second dword's bits 22 / 23 */
+      const uint32_t op = GFX11_MUBUF[(word >> 18) & 0xff];
+      if (op >= GFX11_NOP) return illegal(r, w, "MUBUF", (word >> 18) & 0xff, at);
+      return mubuf(r, w, 0x38u << 26 | op << 18 | ((word1 >> 22) & 1) << 12 |
+                             ((word1 >> 23) & 1) << 13 | (word & 0xfff),
+                   (word1 & 0x001fffffu) | g11_scalar(word1 >> 24) << 24, &k, at);
+    }
+  }
+  return illegal(r, w, "encoding", word >> 23, at);
+}
+
 /* Runs `w` until it ends, waits at a barrier or fails. */
 static hsa_status_t step_wave(run_t* r, wave_t* w) {
   uint64_t budget = 1ull << 32;  /* a runaway loop is an error, not a hang */
   while (!w->done && !w->waiting) {
     if (!budget--) return fail(r, HSA_STATUS_ERROR, "softhsa: a wave ran 2^32 instructions");
     const uint64_t at = w->pc;
+    if (at < r->code_base || at + 12 > r->code_end)
+      return fail(r, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                  "softhsa: the program counter 0x%llx left the code object",
+                  (unsigned long long)at);
     const uint32_t word = fetch(at);
     if (r->trace) {
       fprintf(stderr, "softhsa trace %llx %08x %08x exec=%llx vcc=%llx scc=%d v:",
@@ -1277,97 +1899,7 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
       for (int i = 0; i < 16; ++i) fprintf(stderr, " %x", w->v[i][r->trace - 1]);
       fprintf(stderr, "\n");
     }
-    decode_t k = {0, 0};
-    uint32_t word1 = 0;
-    uint32_t length = 4;
-    hsa_status_t status;
-    if ((word >> 30) == 2 && (word >> 28) != 0xb && (word >> 23) < 0x17d) {  /* SOP2 */
-      if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
-      if (!known_scalar(word & 0xff) || !known_scalar((word >> 8) & 0xff))
-        return illegal(r, w, "SOP2 operand", word & 0xffff, at);
-      w->pc = at + length;
-      status = sop2(r, w, word, &k, at);
-    } else if ((word >> 28) == 0xb && (word >> 23) < 0x17d) {  /* SOPK (below SOP1/C/P) */
-      w->pc = at + 4;
-      status = sopk(r, w, word, at);
-    } else if ((word >> 23) == 0x17d) {
-      if ((word & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
-      w->pc = at + length;
-      status = sop1(r, w, word, &k, at);
-    } else if ((word >> 23) == 0x17e) {
-      if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
-      w->pc = at + length;
-      status = sopc(r, w, word, &k, at);
-    } else if ((word >> 23) == 0x17f) {
-      w->pc = at + 4;
-      status = sopp(r, w, word, at);
-    } else if ((word >> 26) == 0x30) {  /* SMEM */
-      w->pc = at + 8;
-      status = smem(r, w, word, fetch(at + 4), at);
-    } else if ((word >> 31) == 0 || (word >> 25) == 0x3f || (word >> 25) == 0x3e) {
-      /* VOP2 / VOP1 / VOPC: src0 [8:0] (a VGPR or scalar code), vsrc1 [16:9] */
-      uint32_t src0 = word & 0x1ff;
-      uint32_t op, vdst = (word >> 17) & 0xff, src1 = ((word >> 9) & 0xff) + 256;
-      const char* family;
-      if ((word >> 25) == 0x3f) { op = 0x140 + ((word >> 9) & 0xff); family = "VOP1"; }
-      else if ((word >> 25) == 0x3e) { op = (word >> 17) & 0xff; family = "VOPC"; }
-      else { op = 0x100 + ((word >> 25) & 0x3f); family = "VOP2"; }
-      const int k_literal = op == 0x117 || op == 0x118;
-      override_t over_storage, *over = NULL;
-      uint32_t sdst = 106;
-      if (src0 == 0xf9 || src0 == 0xfa) {  /* SDWA / DPP: a second dword */
-        const uint32_t x = fetch(at + 4);
-        length = 8;
-        over = &over_storage;
-        if (src0 == 0xfa) {
-          if (dpp_fill(r, w, x, src1, &k, over, float_op(op), at)) return r->status;
-          src0 = 256 + (x & 0xff);
-        } else {
-          sdwa_fill(r, w, x, src1, &k, over, float_op(op), family[3] == 'C');
-          if (family[3] == 'C' && ((x >> 15) & 1)) sdst = (x >> 8) & 0x7f;
-          src0 = 256 + (x & 0xff);
-        }
-      } else if (src0 == 255 || k_literal) {
-        k.literal = fetch(at + 4);
-        length = 8;
-      }
-      w->pc = at + length;
-      if (op == 0x142) {  /* v_readfirstlane_b32 */
-        uint32_t lane = 0;
-        while (lane < r->lanes && !active(w, lane)) ++lane;
-        swrite(w, vdst, vread(w, src0, lane < r->lanes ? lane : 0, &k));
-        status = HSA_STATUS_SUCCESS;
-      } else if (family[3] == 'C') {
-        status = valu_all(r, w, op, 0, src0, src1, 0, sdst, 0, 0, 0, &k, at, family, over, 0);
-      } else {
-        const uint32_t carry_dst = (op >= 0x119 && op <= 0x11e) ? 106 : 0xffffffffu;
-        const uint64_t carry = (op == 0x100 || (op >= 0x11c && op <= 0x11e)) ? w->vcc : 0;
-        status = valu_all(r, w, op, vdst, src0, src1, 0, carry_dst, carry, 0, 0, &k, at, family,
-                          over, 0);
-      }
-    } else if ((word >> 23) == 0x1a7) {  /* VOP3P (and MFMA) */
-      word1 = fetch(at + 4);
-      w->pc = at + 8;
-      status = vop3p(r, w, word, word1, &k, at);
-    } else if ((word >> 26) == 0x34) {  /* VOP3 */
-      word1 = fetch(at + 4);
-      length = 8;
-      if ((word1 & 0x1ff) == 255 || ((word1 >> 9) & 0x1ff) == 255 || ((word1 >> 18) & 0x1ff) == 255)
-        return illegal(r, w, "VOP3 literal", (word >> 16) & 0x3ff, at);
-      w->pc = at + length;
-      status = vop3(r, w, word, word1, &k, at);
-    } else if ((word >> 26) == 0x38) {  /* MUBUF */
-      w->pc = at + 8;
-      status = mubuf(r, w, word, fetch(at + 4), &k, at);
-    } else if ((word >> 26) == 0x36) {  /* DS */
-      w->pc = at + 8;
-      status = ds(r, w, word, fetch(at + 4), at);
-    } else if ((word >> 26) == 0x37) {  /* FLAT / GLOBAL / SCRATCH */
-      w->pc = at + 8;
-      status = flat(r, w, word, fetch(at + 4), at);
-    } else {
-      return illegal(r, w, "encoding", word >> 23, at);
-    }
+    const hsa_status_t status = r->gfx11 ? gfx11_step(r, w, at, word) : gfx9_step(r, w, at, word);
     if (status != HSA_STATUS_SUCCESS) return status;
   }
   return HSA_STATUS_SUCCESS;
@@ -1379,10 +1911,11 @@ hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, siz
   run_t r = {.d = d, .lanes = d->wavefront_size, .status = HSA_STATUS_SUCCESS,
              .message = message, .message_size = message_size};
   const hsa_kernel_dispatch_packet_t* p = d->packet;
-  if (r.lanes != 64) {
+  r.gfx11 = d->gfx11;
+  if (r.lanes != (r.gfx11 ? 32u : 64u)) {
     return fail(&r, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-                "softhsa runs wave64 (GFX9) machine code only; this agent has wave%u",
-                r.lanes);
+                "softhsa runs GFX9 machine code in wave64 and GFX11 in wave32; this agent has "
+                "wave%u", r.lanes);
   }
   const uint8_t* kd = d->descriptor;
   int64_t entry_offset;
@@ -1395,6 +1928,12 @@ hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, siz
   (void)rsrc1;
   const uint64_t entry = (uintptr_t)kd + (uint64_t)entry_offset;
   r.entry = entry;
+  const softhsa_loaded_object_t* code = softhsa_loader_find_image(entry);
+  if (!code) return fail(&r, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                         "softhsa: the kernel's entry 0x%llx is outside every code object",
+                         (unsigned long long)entry);
+  r.code_base = (uintptr_t)code->image;
+  r.code_end = r.code_base + code->image_size;
   r.trace = getenv("SOFTHSA_TRACE") ? 1 + atoi(getenv("SOFTHSA_TRACE")) % 64 : 0;
   const uint32_t wg[3] = {p->workgroup_size_x ? p->workgroup_size_x : 1,
                           p->workgroup_size_y ? p->workgroup_size_y : 1,

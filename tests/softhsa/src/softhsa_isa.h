@@ -1,4 +1,4 @@
-/* softhsa: an interpreter of AMDGPU machine code (GFX9 family: gfx942, wave64), so that a kernel
+/* softhsa: an interpreter of AMDGPU machine code (gfx942: GFX9, wave64; gfx1100: GFX11, wave32), so that a kernel
  * dispatch runs the code object's own instructions instead of being logged.
  *
  * softhsa_isa_run() executes one kernel-dispatch packet: every workgroup of the grid, each as
@@ -27,6 +27,7 @@ typedef struct {
   const hsa_kernel_dispatch_packet_t* packet;
   uint32_t wavefront_size;                   /* 64 (GFX9) */
   uint32_t group_segment_size;               /* LDS bytes per workgroup */
+  int gfx11;                                 /* RDNA3 (GFX11, wave32) machine code, else GFX9 */
 } softhsa_isa_dispatch_t;
 
 /* HSA_STATUS_SUCCESS, or the error status with a one-line reason in `message`. */

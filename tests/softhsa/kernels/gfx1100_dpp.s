@@ -1,0 +1,121 @@
+// ---- shared boilerplate (the same in every gfx1100_*.s) ----------------------------------------
+// gfx1100 (RDNA3, wave32). Every kernel takes kernargs {in: u64, out: u64}. "Column" c of in/out is
+// 64 dwords at byte 256*c, dword `id` belonging to work-item `id` of the (single) workgroup; a wave
+// is 32 lanes, so a 32-item dispatch fills the first half of each column.
+.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"
+.macro KERNEL name, vgprs=64, lds=0
+  .rodata
+  .p2align 6
+  .amdhsa_kernel \name
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1      // s[0:1]
+    .amdhsa_system_sgpr_workgroup_id_x 1         // s2
+    .amdhsa_wavefront_size32 1
+    .amdhsa_next_free_vgpr \vgprs
+    .amdhsa_next_free_sgpr 96
+    .amdhsa_kernarg_size 16
+    .amdhsa_group_segment_fixed_size \lds
+    .amdhsa_float_denorm_mode_32 3               // f32 denormals kept
+    .amdhsa_float_denorm_mode_16_64 3
+    .amdhsa_ieee_mode 1
+  .end_amdhsa_kernel
+  .text
+  .globl \name
+  .p2align 8
+  .type \name,@function
+\name:
+.endm
+// s[4:5] = in, s[6:7] = out, v0 = work-item id x (GFX11 packs the ids: x in bits 9:0),
+// v1 = 4 * id, v63 = 8 * id, v62 = 0
+.macro PROLOGUE
+  s_load_b128 s[4:7], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 2, v0
+  v_lshlrev_b32_e32 v63, 3, v0
+  v_mov_b32_e32 v62, 0
+  s_waitcnt lgkmcnt(0)
+.endm
+.macro LOAD reg, col                             // reg = in column `col` (col < 16)
+  global_load_b32 \reg, v1, s[4:5] offset:256*(\col)
+.endm
+.macro STORE col, reg                            // out column `col` (col < 16) = reg
+  global_store_b32 v1, \reg, s[6:7] offset:256*(\col)
+.endm
+.macro LOAD64 reg, col                           // a 64-bit lane value from columns col, col+1
+  global_load_b64 \reg, v63, s[4:5] offset:256*(\col)
+.endm
+.macro STORE64 col, reg
+  global_store_b64 v63, \reg, s[6:7] offset:256*(\col)
+.endm
+.macro SSTORE k, sreg                            // out dword k (k < 1024) = a scalar (every lane
+  v_mov_b32_e32 v61, \sreg                      // stores the same value to the same address)
+  global_store_b32 v62, v61, s[6:7] offset:4*(\k)
+.endm
+.macro NEXT_OUT                                  // out += 16 columns: the next STORE 0 is column 16
+  s_add_u32 s6, s6, 4096
+  s_addc_u32 s7, s7, 0
+.endm
+.macro NEXT_IN                                   // in += 16 columns
+  s_add_u32 s4, s4, 4096
+  s_addc_u32 s5, s5, 0
+.endm
+// -------------------------------------------------------------------------------------------------
+
+// dpp: GFX10+ DPP16 (rows of 16 lanes: two rows in a wave32; row_share / row_xmask new, no
+// row_bcast / wave shifts), DPP8 (lane l reads lane (l & ~7) + sel[l & 7]) and the cross-row
+// permutes. In columns 0 x, 1 y (u32), 2 old (every destination preset to it), 3 f, 4 g (f32).
+// Out columns: 0 quad_perm:[3,2,1,0]  1 quad_perm:[1,1,0,2] bank_mask:0x5  2 row_shl:1
+//  3 row_shr:3 bound_ctrl:1  4 row_ror:5  5 row_mirror  6 row_half_mirror
+//  7 row_share:5 row_mask:0x2 (lane 5 of the row, only row 1 writes)  8 row_xmask:6 (lane ^ 6)
+//  9 v_add_nc_u32_dpp x[src] + y row_shr:1 bound_ctrl:1  10 v_add_f32_dpp f[src] + g row_mirror
+//    row_mask:0x1 bank_mask:0xe  11 v_mov_b32 dpp8:[1,0,3,2,7,7,0,4]
+// 12 v_add_f32 dpp8:[3,2,1,0,7,6,5,4] f[src] + g   13 v_permlanex16_b32 x, s_lo, s_hi: lane l reads
+//    lane (l < 16 ? 16 : 0) + nibble (l % 16) of s_lo:s_hi as a 64-bit select (the other row)
+// 14 v_permlane16_b32 the same in the lane's own row   15 row_shl:15 (no bound_ctrl: only the
+//    row's lane 0 has a source, the others keep old)
+KERNEL dpp
+  PROLOGUE
+  LOAD v2, 0
+  LOAD v3, 1
+  LOAD v4, 2
+  LOAD v5, 3
+  LOAD v6, 4
+  s_waitcnt vmcnt(0)
+  .irp k, 10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25
+    v_mov_b32_e32 v\k, v4
+  .endr
+  v_mov_b32_dpp v10, v2 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v11, v2 quad_perm:[1,1,0,2] row_mask:0xf bank_mask:0x5
+  v_mov_b32_dpp v12, v2 row_shl:1 row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v13, v2 row_shr:3 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  v_mov_b32_dpp v14, v2 row_ror:5 row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v15, v2 row_mirror row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v16, v2 row_half_mirror row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v17, v2 row_share:5 row_mask:0x2 bank_mask:0xf
+  v_mov_b32_dpp v18, v2 row_xmask:6 row_mask:0xf bank_mask:0xf
+  v_add_nc_u32_dpp v19, v2, v3 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  v_add_f32_dpp v20, v5, v6 row_mirror row_mask:0x1 bank_mask:0xe
+  v_mov_b32_dpp v21, v2 dpp8:[1,0,3,2,7,7,0,4]
+  v_add_f32_dpp v22, v5, v6 dpp8:[3,2,1,0,7,6,5,4]
+  v_mov_b32_dpp v25, v2 row_shl:15 row_mask:0xf bank_mask:0xf
+  .irp k, 0,1,2,3,4,5,6,7,8,9,10,11,12,15
+    STORE \k, v[10+\k]
+  .endr
+  s_mov_b32 s20, 0x2c4e6a08                // the permutes last (stored as they go)
+  s_mov_b32 s21, 0xf1d3b597
+  v_permlanex16_b32 v23, v2, s20, s21
+  STORE 13, v23
+  v_permlane16_b32 v24, v2, s20, s21
+  STORE 14, v24
+  s_endpgm
+
+.amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.kernels:
+  - { .name: dpp, .symbol: dpp.kd, .kernarg_segment_size: 16, .kernarg_segment_align: 8,
+      .group_segment_fixed_size: 0, .private_segment_fixed_size: 0, .wavefront_size: 32,
+      .sgpr_count: 96, .vgpr_count: 64, .max_flat_workgroup_size: 256,
+      .args: [ { .size: 8, .offset: 0, .value_kind: global_buffer, .address_space: global },
+               { .size: 8, .offset: 8, .value_kind: global_buffer, .address_space: global } ] }
+...
+.end_amdgpu_metadata
