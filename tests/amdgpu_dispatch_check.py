@@ -29,15 +29,16 @@ Worker (one process per model, so a hang or crash is contained and a timeout can
 
     python tests/amdgpu_dispatch_check.py VMFB SOFTHSA_DIR LOG CASES_JSON
 
-with SOFTHSA_CONFIG naming a config whose `log` is LOG. CASES_JSON is a list of [id, [RUN args]].
-It prints one JSON object per line: {"event": "start", "id"} before each phase, then
-{"event": "done", "id", "dispatches": [[kernel, grid, workgroup, constants], ...],
-"problems": [...], "error": str | null, "repeated": {kernel: count} | null,
+with SOFTHSA_CONFIG naming a config whose `log` is LOG. CASES_JSON is a list of [id, [RUN args],
+[--expected_output values] | null]. It prints one JSON object per line: {"event": "start", "id"}
+before each phase, then {"event": "done", "id", "dispatches": [[kernel, grid, workgroup,
+constants], ...], "problems": [...], "error": str | null, "repeated": {kernel: count} | null,
+"expected": {"ok": bool, "text": what --expected_output printed} | null,
 "unresolved_bindings": how many bindings had no host-resolvable buffer address (checked only
-against the HSA allocations)}. The phase "__init" is module loading (the module's initializer),
-"__close" the device's shutdown. A case that records more than MAX_DISPATCHES dispatches is stopped
-before that submission, with the per-kernel counts as `repeated`: the evidence of a loop that
-depends on values kernels would have computed.
+against the HSA allocations)}. The phase "__init" is loading the module (its initializer) and
+closing it; each case then runs on a module loaded afresh. A case that records more than
+MAX_DISPATCHES dispatches is stopped before that submission, with the per-kernel counts as
+`repeated`: the evidence of a loop that never ends.
 """
 
 from __future__ import annotations
@@ -505,7 +506,7 @@ def _emit(**fields) -> None:
 
 
 class Worker:
-    """One model on the amdgpu driver in this process: phases __init, each case, __close."""
+    """One model on the amdgpu driver in this process: phases __init, then each case."""
 
     def __init__(self, vmfb: str, softhsa_dir: str, log_path: Path):
         from amdgpu_cli.hal.registry import default_registry
@@ -516,45 +517,59 @@ class Worker:
         self.recorder.install()
         self.registry = default_registry().with_options(
             {"amdgpu": {"libhsa_search_paths": [softhsa_dir]}})
-        self.session = None
+        self.expected: dict | None = None  # the phase's --expected_output check
         self.position = 0  # log offset where the next phase starts
 
     def run(self, cases: list) -> None:
-        self.phase("__init", self.open)
-        for case_id, args in cases:
-            self.phase(case_id, lambda args=args: self.call(args))
-        self.phase("__close", self.close)
+        self.phase("__init", self.load)
+        for case_id, args, expected in cases:
+            self.phase(case_id, lambda args=args, expected=expected: self.call(args, expected))
 
-    def open(self) -> None:
+    def load(self) -> None:
+        """Loading the module (its executables, the initializer's dispatches) and closing it."""
         from amdgpu_cli.tooling.run import Session
 
-        self.session = Session(self.vmfb, ["amdgpu"], registry=self.registry)
+        Session(self.vmfb, ["amdgpu"], registry=self.registry).close()
 
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
+    def call(self, args: list[str], expected: list[str] | None) -> None:
+        """One RUN line as amdgpu-run runs it, on a freshly loaded module (module state starts
+        anew, as it does for iree-run-module, which runs one function per process): inputs parsed
+        and uploaded, results read back and, given `expected` (--expected_output values),
+        compared by the same check `amdgpu-run --expected_output` makes (self.expected)."""
+        from amdgpu_cli.tooling.expected import compare_expected
+        from amdgpu_cli.tooling.io import format_results, parse_inputs
+        from amdgpu_cli.tooling.run import Session, from_vm, to_vm
 
-    def call(self, args: list[str]) -> None:
-        """One RUN line, as amdgpu-run runs it: inputs parsed and uploaded, results read back."""
-        from amdgpu_cli.errors import AmdgpuCliError
-        from amdgpu_cli.tooling.io import parse_inputs
-        from amdgpu_cli.tooling.run import from_vm, to_vm
-
-        if self.session is None:
-            raise AmdgpuCliError("the module did not load", status="FAILED_PRECONDITION")
         function = next(a.split("=", 1)[1] for a in args if a.startswith("--function="))
         inputs = [a.split("=", 1)[1] for a in args if a.startswith("--input=")]
-        device = self.session.device
-        arg_chars, res_chars = self.session.cconv(function)
-        values = [to_vm(v, ch, device) for v, ch in zip(parse_inputs(inputs, arg_chars), arg_chars)]
-        for value, ch in zip(self.session.context.call(function, values), res_chars):
-            from_vm(value, ch, device)
+        session = Session(self.vmfb, ["amdgpu"], registry=self.registry)
+        try:
+            device = session.device
+            arg_chars, res_chars = session.cconv(function)
+            values = [to_vm(v, ch, device)
+                      for v, ch in zip(parse_inputs(inputs, arg_chars), arg_chars)]
+            results = [from_vm(value, ch, device)
+                       for value, ch in zip(session.context.call(function, values), res_chars)]
+            if expected is not None:
+                # Scalars ("scalar:TYPE=VALUE") are printed back for the test to compare; the
+                # rest go through --expected_output's check.
+                tensors = [i for i, spec in enumerate(expected) if not spec.startswith("scalar:")]
+                ok, text = compare_expected([results[i] for i in tensors],
+                                            [expected[i] for i in tensors],
+                                            cconv="".join(res_chars[i] for i in tensors))
+                self.expected = {"ok": ok, "text": text[-4000:],
+                                 "scalars": [[i, format_results([results[i]]).split(": ", 1)[1]
+                                              .strip()] for i in range(len(expected))
+                                             if i not in tensors]}
+        finally:
+            session.close()
 
     def phase(self, phase_id: str, body) -> None:
         from amdgpu_cli.errors import AmdgpuCliError
 
         _emit(event="start", id=phase_id)
         self.recorder.dispatches.clear()
+        self.expected = None
         error, repeated = None, None
         try:
             body()
@@ -572,6 +587,7 @@ class Worker:
                     if r.workgroup_count is None or all(r.workgroup_count)]
         problems = [] if repeated else match(requests, lines, self.recorder.allocations)
         _emit(event="done", id=phase_id, error=error, repeated=repeated, problems=problems,
+              expected=self.expected,
               dispatches=[[r.kernel, line.entry["grid"], line.entry["workgroup"],
                            list(r.constants)] for r, line in zip(requests, lines)],
               unresolved_bindings=sum(b.address is None for r in requests for b in r.bindings))
