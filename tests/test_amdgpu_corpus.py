@@ -371,10 +371,12 @@ def test_case(amdgpu_corpus, model_results, target, case):
     """A RUN line: clean dispatches, and the results IREE's CPU build computes."""
     _compiled(amdgpu_corpus, target, case.stem)
     event = model_results(target, case.stem)[case.id]
-    _assert_clean(event)
+    assert event["error"] is None, event["error"]
+    # The numbers first (what a wrong dispatch shows first), then the dispatch checks.
     assert event["expected"] is not None
     assert event["expected"]["ok"], event["expected"]["text"]
     _assert_scalars(model_results.expected(case), event)
+    _assert_clean(event)
 
 
 def _vmfb_kernels(vmfb: Path) -> dict:
