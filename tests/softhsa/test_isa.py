@@ -168,7 +168,7 @@ def test_access_outside_every_allocation_is_an_aperture_violation(gpu, tmp_path)
     assert errors == [APERTURE_VIOLATION]
 
 
-def test_unknown_instruction_stops_the_queue(gpu, tmp_path):
+def test_unknown_instruction_stops_the_queue(gpu, tmp_path, capfd):
     original = (KERNELS_DIR / "saxpy.s").read_text()
     source = original.replace("v_fma_f32 v7, s14, v5, v6", "v_sin_f32_e32 v7, v5")
     assert source != original
@@ -179,6 +179,17 @@ def test_unknown_instruction_stops_the_queue(gpu, tmp_path):
     x, y = Array(hsa, pool, quarters(64, 7)), Array(hsa, pool, quarters(64, 8))
     out = Array(hsa, pool, np.zeros(64, np.float32))
     kernargs = struct.pack("<QQQfI", x.address, y.address, out.address, 1.0, 64)
-    assert not dispatch(gpu, assemble(path, tmp_path), "saxpy", kernargs, 64, errors=errors,
+    hsaco = assemble(path, tmp_path)
+    capfd.readouterr()
+    assert not dispatch(gpu, hsaco, "saxpy", kernargs, 64, errors=errors,
                         timeout_ns=2_000_000_000)
     assert errors == [ILLEGAL_INSTRUCTION]
+    # One line naming the instruction (its mnemonic) and where it is in the code object.
+    text = subprocess.run(["llvm-objdump-19", "-d", "--mcpu=gfx942", str(hsaco)],
+                          capture_output=True, text=True, check=True).stdout
+    line = next(line for line in text.splitlines() if "v_sin_f32" in line)
+    offset = int(line.split("//")[1].split(":")[0], 16)  # its address in the loaded image
+    message = [m for m in capfd.readouterr().err.splitlines() if "cannot run" in m]
+    assert len(message) == 1, message
+    assert "cannot run v_sin_f32 (VOP1" in message[0]
+    assert f"(code offset 0x{offset:x})" in message[0], (message, hex(offset))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "softhsa_blit.h"
 #include "softhsa_core.h"
@@ -69,7 +70,8 @@ static int log_dispatch(const softhsa_agent_t* agent, const softhsa_symbol_t* ke
   return 0;
 }
 
-/* SOFTHSA_EXECUTE=1: run the kernel's machine code (softhsa_isa.h) instead of logging it. */
+/* SOFTHSA_EXECUTE=1: run the kernel's machine code (softhsa_isa.h) after logging it; SOFTHSA_STATS=1
+ * adds how many instructions it ran and how fast. */
 static hsa_status_t execute(const softhsa_agent_t* agent, const softhsa_symbol_t* kernel,
                             const hsa_kernel_dispatch_packet_t* packet) {
   const uint32_t group = packet->group_segment_size > kernel->group_size
@@ -79,7 +81,17 @@ static hsa_status_t execute(const softhsa_agent_t* agent, const softhsa_symbol_t
       .wavefront_size = softhsa_agent_wavefront_size(agent), .group_segment_size = group,
       .gfx11 = strstr(softhsa_agent_isa_name(agent), "--gfx11") != NULL};
   char message[512] = "";
-  const hsa_status_t status = softhsa_isa_run(&dispatch, message, sizeof(message));
+  uint64_t retired = 0;
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  const hsa_status_t status = softhsa_isa_run(&dispatch, message, sizeof(message), &retired);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  if (getenv("SOFTHSA_STATS")) {  /* the interpreter's speed, per dispatch */
+    const double seconds = (double)(end.tv_sec - start.tv_sec) + 1e-9 * (double)(end.tv_nsec - start.tv_nsec);
+    fprintf(stderr, "softhsa stats: %.*s: %llu instructions (per wave) in %.6f s: %.0f per second\n",
+            (int)(strlen(kernel->name) - 3), kernel->name, (unsigned long long)retired, seconds,
+            seconds > 0 ? (double)retired / seconds : 0.0);
+  }
   if (status != HSA_STATUS_SUCCESS)
     fprintf(stderr, "softhsa: %.*s: %s\n", (int)(strlen(kernel->name) - 3), kernel->name, message);
   return status;

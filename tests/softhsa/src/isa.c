@@ -44,6 +44,7 @@ typedef struct {
   uint64_t entry;
   int gfx11;                /* RDNA3 encodings (wave32); else GFX9 (wave64) */
   uint64_t code_base, code_end;  /* the loaded image the kernel's instructions come from */
+  uint64_t retired;         /* instructions run (per wave) */
 } run_t;
 
 static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...)
@@ -60,12 +61,17 @@ static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...) {
   return status;
 }
 
+static const char* mnemonic_at(const run_t* r, uint64_t at);
+
+/* An instruction the interpreter does not run: the queue error, naming the instruction (its
+ * mnemonic as LLVM spells it, read back from the code) and where it is. */
 static hsa_status_t illegal(run_t* r, const wave_t* w, const char* family, uint32_t op,
                             uint64_t at) {
   (void)w;
   return fail(r, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
-              "softhsa cannot run %s opcode %u (0x%x) at 0x%llx", family, op, op,
-              (unsigned long long)at);
+              "softhsa cannot run %s (%s, opcode %u) at 0x%llx (code offset 0x%llx)",
+              mnemonic_at(r, at), family, op, (unsigned long long)at,
+              (unsigned long long)(at - r->code_base));
 }
 
 /* A pointer to `length` bytes at `address` inside one live allocation (or the dispatch packet),
@@ -1881,6 +1887,52 @@ static hsa_status_t gfx11_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) 
   return illegal(r, w, "encoding", word >> 23, at);
 }
 
+/* The mnemonic of the instruction at `at` (isa_gfx11_map.h's tables, both generations). */
+static const char* mnemonic_at(const run_t* r, uint64_t at) {
+  if (at < r->code_base || at + 4 > r->code_end) return "an instruction outside the code object";
+  const uint32_t word = fetch(at);
+  const char* name = NULL;
+  if ((word >> 30) == 2 && (word >> 23) < 0x17d) {
+    name = (word >> 28) == 0xb ? (r->gfx11 ? GFX11_NAMES_SOPK : GFX9_NAMES_SOPK)[(word >> 23) & 0x1f]
+                               : (r->gfx11 ? GFX11_NAMES_SOP2 : GFX9_NAMES_SOP2)[(word >> 23) & 0x7f];
+  } else if ((word >> 23) == 0x17d) {
+    name = (r->gfx11 ? GFX11_NAMES_SOP1 : GFX9_NAMES_SOP1)[(word >> 8) & 0xff];
+  } else if ((word >> 23) == 0x17e) {
+    name = (r->gfx11 ? GFX11_NAMES_SOPC : GFX9_NAMES_SOPC)[(word >> 16) & 0x7f];
+  } else if ((word >> 23) == 0x17f) {
+    name = (r->gfx11 ? GFX11_NAMES_SOPP : GFX9_NAMES_SOPP)[(word >> 16) & 0x7f];
+  } else if ((word >> 31) == 0 || (word >> 25) == 0x3f || (word >> 25) == 0x3e) {
+    const uint32_t vop1 = (word >> 9) & 0xff, vop2 = (word >> 25) & 0x3f, vopc = (word >> 17) & 0xff;
+    if (r->gfx11)
+      name = (word >> 25) == 0x3f ? GFX11_NAMES_VOP1[vop1] : (word >> 25) == 0x3e
+                                  ? GFX11_NAMES_VOPC[vopc] : GFX11_NAMES_VOP2[vop2];
+    else
+      name = GFX9_NAMES_VOP3[(word >> 25) == 0x3f ? 0x140 + vop1 : (word >> 25) == 0x3e
+                                                 ? vopc : 0x100 + vop2];
+  } else if (r->gfx11) {
+    switch (word >> 26) {
+      case 0x3d: name = GFX11_NAMES_SMEM[(word >> 18) & 0xff]; break;
+      case 0x35: name = GFX11_NAMES_VOP3[(word >> 16) & 0x3ff]; break;
+      case 0x33: name = GFX11_NAMES_VOP3P[(word >> 16) & 0x7f]; break;
+      case 0x32: name = "a VOPD pair"; break;
+      case 0x36: name = GFX11_NAMES_DS[(word >> 18) & 0xff]; break;
+      case 0x37: name = GFX11_NAMES_FLAT[(word >> 18) & 0x7f]; break;
+      case 0x38: name = GFX11_NAMES_MUBUF[(word >> 18) & 0xff]; break;
+    }
+  } else if ((word >> 23) == 0x1a7) {
+    name = GFX9_NAMES_VOP3P[(word >> 16) & 0x7f];
+  } else {
+    switch (word >> 26) {
+      case 0x30: name = GFX9_NAMES_SMEM[(word >> 18) & 0xff]; break;
+      case 0x34: name = GFX9_NAMES_VOP3[(word >> 16) & 0x3ff]; break;
+      case 0x36: name = GFX9_NAMES_DS[(word >> 17) & 0xff]; break;
+      case 0x37: name = GFX9_NAMES_FLAT[(word >> 18) & 0x7f]; break;
+      case 0x38: name = GFX9_NAMES_MUBUF[(word >> 18) & 0x7f]; break;
+    }
+  }
+  return name ? name : "an instruction LLVM does not decode either";
+}
+
 /* Runs `w` until it ends, waits at a barrier or fails. */
 static hsa_status_t step_wave(run_t* r, wave_t* w) {
   uint64_t budget = 1ull << 32;  /* a runaway loop is an error, not a hang */
@@ -1899,6 +1951,7 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
       for (int i = 0; i < 16; ++i) fprintf(stderr, " %x", w->v[i][r->trace - 1]);
       fprintf(stderr, "\n");
     }
+    ++r->retired;
     const hsa_status_t status = r->gfx11 ? gfx11_step(r, w, at, word) : gfx9_step(r, w, at, word);
     if (status != HSA_STATUS_SUCCESS) return status;
   }
@@ -1907,7 +1960,8 @@ static hsa_status_t step_wave(run_t* r, wave_t* w) {
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
-hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, size_t message_size) {
+hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, size_t message_size,
+                             uint64_t* retired) {
   run_t r = {.d = d, .lanes = d->wavefront_size, .status = HSA_STATUS_SUCCESS,
              .message = message, .message_size = message_size};
   const hsa_kernel_dispatch_packet_t* p = d->packet;
@@ -2004,5 +2058,6 @@ hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, siz
   free(waves);
   free(vgprs);
   free(r.lds);
+  if (retired) *retired = r.retired;
   return r.status;
 }

@@ -30,8 +30,9 @@ typedef struct {
   int gfx11;                                 /* RDNA3 (GFX11, wave32) machine code, else GFX9 */
 } softhsa_isa_dispatch_t;
 
-/* HSA_STATUS_SUCCESS, or the error status with a one-line reason in `message`. */
+/* HSA_STATUS_SUCCESS, or the error status with a one-line reason in `message`; `retired` (if
+ * not NULL) receives how many instructions the waves ran. */
 hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* dispatch, char* message,
-                             size_t message_size);
+                             size_t message_size, uint64_t* retired);
 
 #endif /* SOFTHSA_ISA_H */
