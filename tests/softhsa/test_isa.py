@@ -24,12 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hsa_ffi import constants as C
-from tests.softhsa.kernels import KERNELS_DIR, Loader, compile_kernel
-from tests.softhsa.session import private_softhsa
+from tests.softhsa.kernels import KERNELS_DIR, compile_kernel
 
-CONFIG = {"agents": [{"name": "gfx942", "isa": "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
-                      "wavefront_size": 64, "compute_units": 304}]}
 ILLEGAL_INSTRUCTION = 42  # hsa_ext_amd.h
 APERTURE_VIOLATION = 41
 
@@ -45,20 +41,6 @@ def assemble(source: Path, out_dir: Path) -> Path:
     subprocess.run(["ld.lld-19", "-shared", str(obj), "-o", str(hsaco)], check=True,
                    capture_output=True)
     return hsaco
-
-
-@pytest.fixture(scope="module")
-def gpu(softhsa_lib, tmp_path_factory):
-    """(Loader, gfx942 agent, kernarg memory, device pool), SOFTHSA_EXECUTE=1 for the module."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOFTHSA_EXECUTE", "1")
-        with private_softhsa(softhsa_lib, tmp_path_factory).running(CONFIG) as session:
-            hsa = Loader(session)
-            agent, cpu = hsa.gpus()[0], hsa.cpus()[0]
-            kernargs = hsa.allocate(hsa.pool(cpu, C.HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT),
-                                    256)
-            pool = hsa.pool(agent, C.HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)
-            yield hsa, agent, kernargs, pool
 
 
 class Array:

@@ -66,7 +66,10 @@ import numpy as np
 import pytest
 
 from tests.softhsa.kernels import KERNELS_DIR
-from tests.softhsa.test_isa import Array, assemble, dispatch, gpu, pytestmark  # noqa: F401
+from tests.softhsa.test_isa import Array, assemble, dispatch
+from tests.softhsa.test_isa import pytestmark as LLVM_TOOLS
+
+pytestmark = LLVM_TOOLS  # the toolchain these kernels need (llvm-mc-19, ld.lld-19)
 
 LANES = 64
 SENTINEL = 0xA5A5A5A5  # what every out dword holds before the kernel runs

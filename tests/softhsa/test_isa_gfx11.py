@@ -50,8 +50,11 @@ import pytest
 from hsa_ffi import constants as C
 from tests.softhsa.kernels import KERNELS_DIR, Loader
 from tests.softhsa.session import private_softhsa
-from tests.softhsa.test_isa import Array, dispatch, pytestmark  # noqa: F401
+from tests.softhsa.test_isa import Array, dispatch
+from tests.softhsa.test_isa import pytestmark as LLVM_TOOLS
 from tests.softhsa.test_isa_families import Check, fill, fma32, fma64, u32
+
+pytestmark = LLVM_TOOLS  # the toolchain these kernels need (llvm-mc-19, ld.lld-19)
 
 CONFIG = {"agents": [{"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100",
                       "wavefront_size": 32, "compute_units": 48}]}
