@@ -37,6 +37,7 @@ pytestmark = pytest.mark.skipif(
 def assemble(source: Path, out_dir: Path) -> Path:
     obj, hsaco = out_dir / f"{source.stem}.o", out_dir / f"{source.stem}.hsaco"
     subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj",
+                    "-I", str(source.parent),
                     str(source), "-o", str(obj)], check=True, capture_output=True)
     subprocess.run(["ld.lld-19", "-shared", str(obj), "-o", str(hsaco)], check=True,
                    capture_output=True)

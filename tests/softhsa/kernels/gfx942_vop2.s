@@ -1,54 +1,5 @@
-// ---- shared boilerplate (the same in every gfx942_*.s) -----------------------------------------
-// Every kernel takes kernargs {in: u64, out: u64}; the workgroup is one wave of 64 lanes unless the
-// test says otherwise. "Column" c of in/out is 64 dwords at byte 256*c, dword `lane` belonging
-// to that lane.
-.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
-.macro KERNEL name, vgprs=64, lds=0
-  .rodata
-  .p2align 6
-  .amdhsa_kernel \name
-    .amdhsa_user_sgpr_kernarg_segment_ptr 1      // s[0:1]
-    .amdhsa_system_sgpr_workgroup_id_x 1         // s2
-    .amdhsa_next_free_vgpr \vgprs
-    .amdhsa_next_free_sgpr 96
-    .amdhsa_accum_offset \vgprs
-    .amdhsa_kernarg_size 16
-    .amdhsa_group_segment_fixed_size \lds
-    .amdhsa_float_denorm_mode_32 3               // f32 denormals kept
-    .amdhsa_float_denorm_mode_16_64 3
-    .amdhsa_ieee_mode 1
-  .end_amdhsa_kernel
-  .text
-  .globl \name
-  .p2align 8
-  .type \name,@function
-\name:
-.endm
-// s[4:5] = in, s[6:7] = out, v0 = lane (work-item id x), v1 = 4 * lane, v63 = 8 * lane
-.macro PROLOGUE
-  s_load_dwordx4 s[4:7], s[0:1], 0x0
-  v_and_b32_e32 v0, 0x3ff, v0
-  v_lshlrev_b32_e32 v1, 2, v0
-  v_lshlrev_b32_e32 v63, 3, v0
-  s_waitcnt lgkmcnt(0)
-.endm
-.macro LOAD reg, col                             // reg = in column `col` (col < 16)
-  global_load_dword \reg, v1, s[4:5] offset:256*(\col)
-.endm
-.macro STORE col, reg                            // out column `col` (col < 16) = reg
-  global_store_dword v1, \reg, s[6:7] offset:256*(\col)
-.endm
-.macro LOAD64 reg, col                           // a 64-bit lane value from columns col, col+1
-  global_load_dwordx2 \reg, v63, s[4:5] offset:256*(\col)
-.endm
-.macro STORE64 col, reg
-  global_store_dwordx2 v63, \reg, s[6:7] offset:256*(\col)
-.endm
-.macro NEXT_OUT                                  // out += 16 columns: the next STORE 0 is column 16
-  s_add_u32 s6, s6, 4096
-  s_addc_u32 s7, s7, 0
-.endm
-// -------------------------------------------------------------------------------------------------
+// The shared macros and descriptor boilerplate: gfx942_common.inc.
+.include "gfx942_common.inc"
 
 // vop2_float: in columns 0, 1, 2 = f32 a, b, c. Out: a+b, a-b, b-a (subrev), a*b, min(a,b),
 // max(a,b), fmac (c + a*b, fused, into a register holding c), fmamk a*1.5+b, fmaak a*b-0.75.
