@@ -34,9 +34,9 @@ pytestmark = pytest.mark.skipif(
     reason="llvm-mc-19, ld.lld-19 and clang-19 build the kernels")
 
 
-def assemble(source: Path, out_dir: Path) -> Path:
+def assemble(source: Path, out_dir: Path, cpu: str = "gfx942") -> Path:
     obj, hsaco = out_dir / f"{source.stem}.o", out_dir / f"{source.stem}.hsaco"
-    subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj",
+    subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", f"-mcpu={cpu}", "-filetype=obj",
                     "-I", str(source.parent),
                     str(source), "-o", str(obj)], check=True, capture_output=True)
     subprocess.run(["ld.lld-19", "-shared", str(obj), "-o", str(hsaco)], check=True,

@@ -41,23 +41,19 @@ from GFX9:
 from __future__ import annotations
 
 import struct
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hsa_ffi import constants as C
-from tests.softhsa.kernels import KERNELS_DIR, Loader
-from tests.softhsa.session import private_softhsa
-from tests.softhsa.test_isa import Array, dispatch
+from tests.softhsa.kernels import KERNELS_DIR
+from tests.softhsa.test_isa import Array, assemble, dispatch
 from tests.softhsa.test_isa import pytestmark as LLVM_TOOLS
 from tests.softhsa.test_isa_families import Check, fill, fma32, fma64, u32
 
 pytestmark = LLVM_TOOLS  # the toolchain these kernels need (llvm-mc-19, ld.lld-19)
 
-CONFIG = {"agents": [{"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100",
-                      "wavefront_size": 32, "compute_units": 48}]}
 WAVE = 32
 WIDTH = 64  # dwords in a column of in / out (a column holds up to 64 work-items)
 SENTINEL = 0xA5A5A5A5
@@ -66,27 +62,7 @@ M32 = 0xFFFFFFFF
 
 
 def assemble11(source: Path, out_dir: Path) -> Path:
-    obj, hsaco = out_dir / f"{source.stem}.o", out_dir / f"{source.stem}.hsaco"
-    subprocess.run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj",
-                    "-I", str(source.parent),
-                    str(source), "-o", str(obj)], check=True, capture_output=True)
-    subprocess.run(["ld.lld-19", "-shared", str(obj), "-o", str(hsaco)], check=True,
-                   capture_output=True)
-    return hsaco
-
-
-@pytest.fixture(scope="module")
-def gpu11(softhsa_lib, tmp_path_factory):
-    """(Loader, gfx1100 wave32 agent, kernarg memory, device pool), SOFTHSA_EXECUTE=1."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOFTHSA_EXECUTE", "1")
-        with private_softhsa(softhsa_lib, tmp_path_factory).running(CONFIG) as session:
-            hsa = Loader(session)
-            agent, cpu = hsa.gpus()[0], hsa.cpus()[0]
-            kernargs = hsa.allocate(hsa.pool(cpu, C.HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT),
-                                    256)
-            pool = hsa.pool(agent, C.HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)
-            yield hsa, agent, kernargs, pool
+    return assemble(source, out_dir, "gfx1100")
 
 
 def test_the_agent_is_gfx1100_wave32(gpu11):
