@@ -514,18 +514,25 @@ def fma64(x, y, z) -> np.ndarray:
     return np.asarray(out, np.float64)
 
 
+# Edge cases of the fused multiply-adds (the first lanes of a, b, c and of the f64 x, y, z; the
+# rest random): rounding at the last bit, NaN, infinities, signed zeros, overflow, denormals.
+FMA_EDGES_F32 = (
+    [1 + 2.0**-23, 1.5, np.nan, np.inf, -2.0, 0.0, -0.0, 3e38, 1e-40, 1.0, -1.0, 0.1],
+    [1 + 2.0**-23, -2.0, 1.0, 0.0, np.nan, -0.0, 5.0, 2.0, 1e-40, np.inf, -3.0, 0.1],
+    [-(1 + 2.0**-22), 0.25, 1.0, 1.0, 1.0, -0.0, -0.0, -3e38, 0.0, -np.inf, -0.0, -0.01])
+FMA_EDGES_F64 = ([1 + 2.0**-52, 1e308, -0.0, np.inf], [1 + 2.0**-52, 10.0, 0.0, 0.0],
+                 [-(1 + 2.0**-51), -1e308, -0.0, 1.0])
+
+
+def fma_inputs(lanes: int, rng) -> list[np.ndarray]:
+    """a, b, c (f32) and x, y, z (f64) for `lanes` lanes: FMA_EDGES_* first, then random."""
+    return ([fill(edges, lanes, rng, -50.0, 50.0) for edges in FMA_EDGES_F32]
+            + [fill(edges, lanes, rng, -1e3, 1e3, np.float64) for edges in FMA_EDGES_F64])
+
+
 def test_vop3_float(gpu, tmp_path):
     rng = np.random.default_rng(51)
-    tiny = 1 + 2.0**-23
-    a = fill([tiny, 1.5, np.nan, np.inf, -2.0, 0.0, -0.0, 3e38, 1e-40, 1.0, -1.0, 0.1], LANES, rng,
-             -50.0, 50.0)
-    b = fill([tiny, -2.0, 1.0, 0.0, np.nan, -0.0, 5.0, 2.0, 1e-40, np.inf, -3.0, 0.1], LANES, rng,
-             -50.0, 50.0)
-    c = fill([-(1 + 2.0**-22), 0.25, 1.0, 1.0, 1.0, -0.0, -0.0, -3e38, 0.0, -np.inf, -0.0, -0.01],
-             LANES, rng, -50.0, 50.0)
-    x = fill([1 + 2.0**-52, 1e308, -0.0, np.inf], LANES, rng, -1e3, 1e3, np.float64)
-    y = fill([1 + 2.0**-52, 10.0, 0.0, 0.0], LANES, rng, -1e3, 1e3, np.float64)
-    z = fill([-(1 + 2.0**-51), -1e308, -0.0, 1.0], LANES, rng, -1e3, 1e3, np.float64)
+    a, b, c, x, y, z = fma_inputs(LANES, rng)
     n = u32([0, 1, -1, 200, -200, -140, -149, 127, -126, 3, -3, 30]
             + list(rng.integers(-30, 30, LANES - 12)))
     check = Check("vop3_float")

@@ -50,7 +50,7 @@ from hsa_ffi import constants as C
 from tests.softhsa.kernels import KERNELS_DIR
 from tests.softhsa.test_isa import Array, assemble, dispatch
 from tests.softhsa.test_isa import pytestmark as LLVM_TOOLS
-from tests.softhsa.test_isa_families import Check, fill, fma32, fma64, u32
+from tests.softhsa.test_isa_families import Check, fill, fma32, fma64, fma_inputs, u32
 
 pytestmark = LLVM_TOOLS  # the toolchain these kernels need (llvm-mc-19, ld.lld-19)
 
@@ -360,16 +360,7 @@ def test_true16_vop1_vop2_vopc(gpu11, tmp_path):
 
 def test_vop3(gpu11, tmp_path):
     rng = np.random.default_rng(51)
-    tiny = 1 + 2.0**-23
-    x = fill([tiny, 1.5, np.nan, np.inf, -2.0, 0.0, -0.0, 3e38, 1e-40, 1.0, -1.0, 0.1], WAVE, rng,
-             -50.0, 50.0)
-    y = fill([tiny, -2.0, 1.0, 0.0, np.nan, -0.0, 5.0, 2.0, 1e-40, np.inf, -3.0, 0.1], WAVE, rng,
-             -50.0, 50.0)
-    z = fill([-(1 + 2.0**-22), 0.25, 1.0, 1.0, 1.0, -0.0, -0.0, -3e38, 0.0, -np.inf, -0.0, -0.01],
-             WAVE, rng, -50.0, 50.0)
-    d0 = fill([1 + 2.0**-52, 1e308, -0.0, np.inf], WAVE, rng, -1e3, 1e3, np.float64)
-    d1 = fill([1 + 2.0**-52, 10.0, 0.0, 0.0], WAVE, rng, -1e3, 1e3, np.float64)
-    d2 = fill([-(1 + 2.0**-51), -1e308, -0.0, 1.0], WAVE, rng, -1e3, 1e3, np.float64)
+    x, y, z, d0, d1, d2 = fma_inputs(WAVE, rng)
     a = u32([0xFFFFFFFF, 0x80000000, 0x12345678, 0, 1, 0xDEADBEEF, 0x00FF00FF]
             + list(rng.integers(0, 2**32, WAVE - 7)))
     b = u32([1, 31, 32, 33, 0xFFFFFFFF, 4, 0x0000FFFF] + list(rng.integers(0, 2**32, WAVE - 7)))
