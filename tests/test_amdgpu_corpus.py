@@ -525,3 +525,62 @@ def test_checker_catches(amdgpu_corpus, tmp_path, mutation):
     line = check.LogLine(100, {**entry, "kernarg": data.hex()})
     problems = check.check_dispatch(request, line, allocations)
     assert (problems == []) == (mutation is None), problems
+
+
+# -- acceptance 2 on an IREE module: one instruction of the compiled code object changed -----------
+
+# The VOP2 opcode field [30:25] of v_add_f32 and of v_max_f32 (AMD's MI300 and RDNA3 ISA manuals;
+# llvm-objdump-19 names the patched word to confirm).
+VOP2_ADD_MAX = {"gfx942": (0x01, 0x0B), "gfx1100": (0x03, 0x10)}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_patched_instruction_changes_the_printed_result(amdgpu_corpus, softhsa_lib, tmp_path,
+                                                        target):
+    """globals_state's accumulate adds its input to a zero accumulator in one v_add_f32; with that
+    instruction's opcode turned into v_max_f32 inside the module, `amdgpu-run` prints max(0, x)."""
+    from amdgpu_cli.formats.amdgpu_executable import MAGIC, parse_amdgpu_executable
+    from amdgpu_cli.formats.vmfb import load_vmfb
+    from tests.softhsa.test_isa import _file_offset
+
+    _compiled(amdgpu_corpus, target, "globals_state")
+    vmfb = amdgpu_corpus(target)[0]["globals_state"]
+    data = bytearray(vmfb.read_bytes())
+    code = next(parse_amdgpu_executable(bytes(s.data)).code_object
+                for s in load_vmfb(str(vmfb)).rodata if bytes(s.data[:4]) == MAGIC)
+    elf = tmp_path / "code.o"
+    elf.write_bytes(code)
+
+    def instructions(path: Path) -> list[str]:
+        text = subprocess.run(["llvm-objdump-19", "-d", f"--mcpu={target}", str(path)],
+                              capture_output=True, text=True, check=True).stdout
+        return [line for line in text.splitlines() if line.startswith("\t")]
+
+    adds = [line for line in instructions(elf) if line.split()[0] == "v_add_f32_e32"]
+    assert len(adds) == 1, adds
+    address = int(adds[0].split("//")[1].split(":")[0], 16)
+    start = data.find(code)  # the code object's bytes inside the module (once)
+    assert start >= 0 and data.find(code, start + 1) < 0
+    at = start + _file_offset(elf, address)
+    word = int.from_bytes(data[at:at + 4], "little")
+    add, maximum = VOP2_ADD_MAX[target]
+    assert (word >> 25) & 0x3F == add
+    data[at:at + 4] = ((word & ~(0x3F << 25)) | maximum << 25).to_bytes(4, "little")
+    patched = tmp_path / "patched.vmfb"
+    patched.write_bytes(bytes(data))
+    elf.write_bytes(bytes(data[start:start + len(code)]))
+    assert [line.split()[0] for line in instructions(elf)].count("v_max_f32_e32") == 1
+
+    config, _ = _softhsa_config(tmp_path, "patched", target)
+    outputs = {}
+    for name, module in (("original", vmfb), ("patched", patched)):
+        proc = subprocess.run([*AMDGPU_RUN, "--device=amdgpu",
+                               f"--amdgpu_libhsa_search_path={softhsa_lib}", f"--module={module}",
+                               "--function=accumulate", "--input=4xf32=1 -2 3 -4"],
+                              capture_output=True, text=True, env=_environment(config),
+                              timeout=PHASE_TIMEOUT_S)
+        assert (proc.returncode, proc.stderr) == (0, "")
+        outputs[name] = proc.stdout.splitlines()[-1]
+    x = np.float32([1, -2, 3, -4])
+    assert outputs["original"] == "4xf32=" + " ".join(f"{v:g}" for v in 0 + x)
+    assert outputs["patched"] == "4xf32=" + " ".join(f"{v:g}" for v in np.maximum(0, x))
