@@ -54,6 +54,8 @@ interpreter does not run) fails the test while what was stored before it is stil
     flat_load/store_dword.
 12. gfx942_mfma.s `mfma`: v_mfma_f32_16x16x4_f32 and v_mfma_i32_16x16x32_i8 against numpy matmul
     (MI300 operand layouts), in place (D = C) and with D overlapping the A operand.
+13. gfx942_denorm.s `denorm_keep` / `denorm_flush`: the kernel descriptor's FLOAT_DENORM_MODE_32
+    (3: f32 denormals kept; 0: flushed to zero of their sign, as inputs and as results).
 """
 
 from __future__ import annotations
@@ -996,4 +998,32 @@ def test_mfma(gpu, tmp_path):
     check.bits("v_mfma_i32_16x16x32_i8", out[8:12].ravel(), _c_layout(D8 & 0xFFFFFFFF).ravel())
     check.f32("v_mfma_f32_16x16x4_f32 (D overlaps A)", out[12:16].ravel(),
               _c_layout((A.astype(np.float64) @ B + D).astype(F32)).ravel())
+    check.done()
+
+
+# ---- 13. the descriptor's f32 denormal mode --------------------------------------------------
+
+def _flushed(values: np.ndarray) -> np.ndarray:
+    """f32 denormals replaced by a zero of their sign."""
+    values = np.asarray(values, F32)
+    return np.where(np.abs(values) < np.finfo(F32).tiny, np.copysign(F32(0), values), values)
+
+
+@pytest.mark.parametrize("kernel", ["denorm_keep", "denorm_flush"])
+def test_denormal_mode_from_the_descriptor(gpu, tmp_path, kernel):
+    """FLOAT_DENORM_MODE_32 = 3 keeps f32 denormals; = 0 flushes them, read and written."""
+    x = F32([1e-40, -1e-40, 1e-38, 2e-38, 1.0, -3e-39, 0.0, 1e-45] + [1.5] * (LANES - 8))
+    y = F32([1e-40, 1e-40, 1e-38, -1.5e-38, 1e-40, 2.0, -1e-40, 1.0] + [0.25] * (LANES - 8))
+    check = Check(kernel)
+    out = run(gpu, tmp_path, "denorm", kernel, [x, y], 5, check)
+    flush = kernel == "denorm_flush"
+    a, b = (_flushed(x), _flushed(y)) if flush else (x, y)
+    result = _flushed if flush else (lambda v: np.asarray(v, F32))
+    with np.errstate(all="ignore"):
+        maximum = np.where((a == 0) & (b == 0), np.where(np.signbit(a), b, a), np.fmax(a, b))
+        check.f32("v_mul_f32 1.0, x", out[0], result(a * F32(1)), x)
+        check.f32("v_add_f32 x, y", out[1], result(a + b), x, y)
+        check.f32("v_fma_f32 x, y, 0", out[2], result(fma32(a, b, np.zeros_like(a))), x, y)
+        check.f32("v_max_f32 x, y", out[3], result(maximum), x, y)
+        check.f32("v_mul_f32 2^-10, x", out[4], result(a * F32(2.0**-10)), x)
     check.done()

@@ -45,6 +45,7 @@ typedef struct {
   int gfx11;                /* RDNA3 encodings (wave32); else GFX9 (wave64) */
   uint64_t code_base, code_end;  /* the loaded image the kernel's instructions come from */
   uint64_t retired;         /* instructions run (per wave) */
+  int flush_in, flush_out;  /* f32 denormals flushed to zero (the descriptor's FLOAT_DENORM_MODE_32) */
 } run_t;
 
 static hsa_status_t fail(run_t* r, hsa_status_t status, const char* fmt, ...)
@@ -892,6 +893,11 @@ static int float_op(uint32_t op) {
          op == 0x288;
 }
 
+/* An f32 denormal flushed to a zero of its sign. */
+static uint32_t flush32(uint32_t bits) {
+  return (bits & 0x7f800000u) == 0 ? bits & 0x80000000u : bits;
+}
+
 /* Float source modifiers on a 64-bit operand. */
 static uint64_t modify64(uint64_t bits, int abs_bit, int neg_bit) {
   if (abs_bit) bits &= ~(1ull << 63);
@@ -961,6 +967,11 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
       l.b64 = modify64(l.b64, abs & 2, neg & 2);
       l.c64 = modify64(l.c64, abs & 4, neg & 4);
     }
+    if (floats && r->flush_in) {
+      l.a = flush32(l.a);
+      l.b = flush32(l.b);
+      l.c = flush32(l.c);
+    }
     if (op_sel) {  /* VOP3 op_sel on 16-bit operands: the high halves */
       if (op_sel & 1) l.a >>= 16;
       if (op_sel & 2) l.b >>= 16;
@@ -968,6 +979,7 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
     }
     l.carry_in = (carry >> lane) & 1;
     if (!valu(op, &l)) return illegal(r, w, family, op, at);
+    if (floats && r->flush_out && !l.wide && !is_cmp) l.result = flush32(l.result);
     if (is_cmp) {
       mask |= (uint64_t)l.cmp << lane;
     } else if (l.wide) {
@@ -1979,7 +1991,11 @@ hsa_status_t softhsa_isa_run(const softhsa_isa_dispatch_t* d, char* message, siz
   memcpy(&rsrc1, kd + 48, 4);
   memcpy(&rsrc2, kd + 52, 4);
   memcpy(&properties, kd + 56, 2);
-  (void)rsrc1;
+  /* COMPUTE_PGM_RSRC1 FLOAT_DENORM_MODE_32 [17:16]: 0 flush inputs and results, 1 results,
+     2 inputs, 3 keep both */
+  const uint32_t denorm_mode = (rsrc1 >> 16) & 3;
+  r.flush_in = denorm_mode == 0 || denorm_mode == 2;
+  r.flush_out = denorm_mode == 0 || denorm_mode == 1;
   const uint64_t entry = (uintptr_t)kd + (uint64_t)entry_offset;
   r.entry = entry;
   const softhsa_loaded_object_t* code = softhsa_loader_find_image(entry);
