@@ -399,9 +399,6 @@ class Flags:
     TRACE_COMMAND_OPERATION = 1 << 1
 
 
-# --device_profiling_mode families (flag bits match IREE's HAL).
-from amdgpu_cli.hal.profiling import FAMILY_NAMES as PROFILING_FAMILIES  # noqa: E402
-
 BUILTIN_METRIC_NAMES = {
     1: "clock.compute.current", 2: "clock.memory.current", 3: "temperature.edge",
     4: "temperature.hotspot", 5: "temperature.memory", 6: "power.socket", 7: "energy.socket",
