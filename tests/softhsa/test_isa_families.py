@@ -589,12 +589,19 @@ def test_vop3_integer(gpu, tmp_path):
                                           for p, q, r in zip(A, B, C)], a, b, c)
     check.bits("v_add3_u32", out[9], [(p + q + r) & 0xFFFFFFFF for p, q, r in zip(A, B, C)],
                a, b, c)
-    perm = []
-    for p, q, sel in zip(A, B, s.astype(object)):
-        pool = (p << 32) | q  # byte 0 = b's byte 0, byte 4 = a's byte 0
+    check.bits("v_perm_b32", out[10], perm_b32(A, B, s), a, b, s)
+    check.done()
+
+
+def perm_b32(A, B, selects) -> list[int]:
+    """v_perm_b32 per the ISA manual: each result byte picks a byte of {a, b} (0-3 b's, 4-7 a's),
+    a sign fill (8-11: the top bit of b's byte 1 / 3, a's byte 1 / 3), zero (12) or 0xFF (13+)."""
+    out = []
+    for p, q, sel in zip(A, B, np.asarray(selects).astype(object)):
+        pool = (int(p) << 32) | int(q)  # byte 0 = b's byte 0, byte 4 = a's byte 0
         word = 0
         for i in range(4):
-            k = (sel >> (8 * i)) & 0xFF
+            k = (int(sel) >> (8 * i)) & 0xFF
             if k < 8:
                 byte = (pool >> (8 * k)) & 0xFF
             elif k < 12:
@@ -602,9 +609,8 @@ def test_vop3_integer(gpu, tmp_path):
             else:
                 byte = 0 if k == 12 else 0xFF
             word |= byte << (8 * i)
-        perm.append(word)
-    check.bits("v_perm_b32", out[10], perm, a, b, s)
-    check.done()
+        out.append(word)
+    return out
 
 
 def _minmax_inputs(kind: str, rng):

@@ -50,7 +50,7 @@ from hsa_ffi import constants as C
 from tests.softhsa.kernels import KERNELS_DIR
 from tests.softhsa.test_isa import Array, assemble, dispatch
 from tests.softhsa.test_isa import pytestmark as LLVM_TOOLS
-from tests.softhsa.test_isa_families import Check, fill, fma32, fma64, fma_inputs, u32
+from tests.softhsa.test_isa_families import Check, fill, fma32, fma64, fma_inputs, perm_b32, u32
 
 pytestmark = LLVM_TOOLS  # the toolchain these kernels need (llvm-mc-19, ld.lld-19)
 
@@ -391,21 +391,7 @@ def test_vop3(gpu11, tmp_path):
                                      for p, q, r in zip(A, B, Cc)], a, b, c)
     check.bits("v_alignbit_b32", got[10], [(((p << 32) | q) >> (r & 31)) & M32
                                            for p, q, r in zip(A, B, Cc)], a, b, c)
-    perm = []
-    for p, q, s_ in zip(A, B, sel.astype(object)):
-        pool = (p << 32) | q
-        word = 0
-        for i in range(4):
-            k = (s_ >> (8 * i)) & 0xFF
-            if k < 8:
-                byte = (pool >> (8 * k)) & 0xFF
-            elif k < 12:
-                byte = 0xFF if (pool >> {8: 15, 9: 31, 10: 47, 11: 63}[k]) & 1 else 0
-            else:
-                byte = 0 if k == 12 else 0xFF
-            word |= byte << (8 * i)
-        perm.append(word)
-    check.bits("v_perm_b32", got[11], perm, a, b, sel)
+    check.bits("v_perm_b32", got[11], perm_b32(A, B, sel), a, b, sel)
     with np.errstate(invalid="ignore"):
         lt = x < y
     check.f32("v_cndmask_b32_e64 -x, |y|, s (x < y)", got[12], np.where(lt, np.abs(y), -x), x, y)
