@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "examples"))
+sys.path[:0] = [str(REPO / "examples"), str(REPO)]
+
+from tests.softhsa.agents import AGENTS  # noqa: E402
 
 MODELS = {
     "conv": ("""
@@ -48,10 +50,6 @@ func.func @main(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
 }
 """, ["--input=256x1024xf32=0.75"]),
 }
-AGENTS = {"gfx942": {"name": "gfx942", "isa": "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
-                     "wavefront_size": 64},
-          "gfx1100": {"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100",
-                      "wavefront_size": 32}}
 STATS = re.compile(r"softhsa stats: (\S+): (\d+) instructions \(per wave\) in ([0-9.]+) s")
 
 

@@ -55,17 +55,13 @@ def close(ours: str, reference: str) -> bool:
     return True
 
 
-AGENTS = {"gfx942": {"name": "gfx942", "isa": "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
-                     "wavefront_size": 64},
-          "gfx1100": {"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100", "wavefront_size": 32}}
-
-
 def main(argv: list[str]) -> int:
     import json
     import tempfile
 
-    sys.path.insert(0, str(REPO / "tests"))
+    sys.path[:0] = [str(REPO / "tests"), str(REPO)]
     from corpus_util import load_corpus
+    from tests.softhsa.agents import AGENTS
 
     target = next((a.split("=", 1)[1] for a in argv if a.startswith("--target=")), "gfx942")
     argv = [a for a in argv if not a.startswith("--target=")]

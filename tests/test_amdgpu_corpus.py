@@ -38,12 +38,9 @@ import pytest
 
 import amdgpu_dispatch_check as check
 from corpus_util import compile_corpus, load_corpus, parse_signatures
+from tests.softhsa.agents import AGENTS
 
 TARGETS = ("gfx942", "gfx1100")
-AGENTS = {"gfx942": {"name": "gfx942", "isa": "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
-                     "wavefront_size": 64},
-          "gfx1100": {"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100",
-                      "wavefront_size": 32}}
 PHASE_TIMEOUT_S = 300  # one model's __init or one RUN line, in the worker
 CASES = load_corpus()
 STEMS = sorted({case.stem for case in CASES})
@@ -328,21 +325,33 @@ def _compiled(amdgpu_corpus, target: str, stem: str) -> None:
                     f"preamble for {', '.join(broken)} (no body): nothing can compute {stem}")
 
 
-def _symbol_sizes(vmfb: Path) -> dict[str, int]:
-    """{function symbol: st_size} over the module's AMD1 code objects, as llvm-readobj reads."""
+def _code_objects(vmfb: Path) -> list[bytes]:
+    """The ELF code objects of the module's AMD1 executables, in rodata order."""
     from amdgpu_cli.formats.amdgpu_executable import MAGIC, parse_amdgpu_executable
     from amdgpu_cli.formats.vmfb import load_vmfb
 
+    return [parse_amdgpu_executable(bytes(s.data)).code_object
+            for s in load_vmfb(str(vmfb)).rodata if bytes(s.data[:4]) == MAGIC]
+
+
+def _llvm_tool(argv: list[str], code: bytes) -> str:
+    """stdout of an LLVM tool given one code object (as a file, the last argument)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        elf = Path(scratch) / "code.o"
+        elf.write_bytes(code)
+        return subprocess.run([*argv, str(elf)], capture_output=True, text=True,
+                              check=True).stdout
+
+
+def _disassemble(code: bytes, target: str) -> str:
+    return _llvm_tool(["llvm-objdump-19", "-d", f"--mcpu={target}"], code)
+
+
+def _symbol_sizes(vmfb: Path) -> dict[str, int]:
+    """{function symbol: st_size} over the module's AMD1 code objects, as llvm-readobj reads."""
     sizes = {}
-    for segment in load_vmfb(str(vmfb)).rodata:
-        data = bytes(segment.data)
-        if data[:4] != MAGIC:
-            continue
-        with tempfile.TemporaryDirectory() as scratch:
-            elf = Path(scratch) / "code.o"
-            elf.write_bytes(parse_amdgpu_executable(data).code_object)
-            out = subprocess.run([check.READOBJ, "--symbols", "--elf-output-style=JSON", str(elf)],
-                                 capture_output=True, text=True, check=True).stdout
+    for code in _code_objects(vmfb):
+        out = _llvm_tool([check.READOBJ, "--symbols", "--elf-output-style=JSON"], code)
         for entry in json.loads(out)[0]["Symbols"]:
             symbol = entry["Symbol"]
             sizes[symbol["Name"]["Name"]] = symbol["Size"]
@@ -381,14 +390,9 @@ def test_case(amdgpu_corpus, model_results, target, case):
 
 def _vmfb_kernels(vmfb: Path) -> dict:
     """{kernel name: KernelTruth} over every AMD1 executable in the module's rodata."""
-    from amdgpu_cli.formats.amdgpu_executable import MAGIC, parse_amdgpu_executable
-    from amdgpu_cli.formats.vmfb import load_vmfb
-
     kernels = {}
-    for segment in load_vmfb(str(vmfb)).rodata:
-        data = bytes(segment.data)
-        if data[:4] == MAGIC:
-            kernels.update(check.truth_for(parse_amdgpu_executable(data).code_object))
+    for code in _code_objects(vmfb):
+        kernels.update(check.truth_for(code))
     return kernels
 
 
@@ -427,7 +431,7 @@ def test_cli(amdgpu_corpus, model_results, cpu_truth, softhsa_lib, tmp_path, tar
 def test_gpu_maximumf_is_a_bare_v_max(amdgpu_corpus, target):
     """GPU_TRUTH's reason for nan_compare's maximumf: the kernel is v_max_f32 with no NaN test."""
     vmfbs, _ = amdgpu_corpus(target)
-    text = _disassemble(vmfbs["float_special"], target)
+    text = "\n".join(_disassemble(code, target) for code in _code_objects(vmfbs["float_special"]))
     body = text.split("<nan_compare_dispatch_3_elementwise_4_f32>:")[1].split("s_endpgm")[0]
     mnemonics = [line.split()[0] for line in body.splitlines()
                  if line.startswith("\t") and line.split() and line.split()[0] != "..."]
@@ -436,23 +440,6 @@ def test_gpu_maximumf_is_a_bare_v_max(amdgpu_corpus, target):
                  "v_cmpx_u_", "v_cmpx_o_", "v_cmpx_class")
     assert not any(m.startswith(nan_tests) for m in mnemonics), mnemonics
     assert "0x7fc00000" not in body  # no quiet NaN materialised
-
-
-def _disassemble(vmfb: Path, target: str) -> str:
-    from amdgpu_cli.formats.amdgpu_executable import MAGIC, parse_amdgpu_executable
-    from amdgpu_cli.formats.vmfb import load_vmfb
-
-    text = []
-    for segment in load_vmfb(str(vmfb)).rodata:
-        data = bytes(segment.data)
-        if data[:4] == MAGIC:
-            with tempfile.TemporaryDirectory() as scratch:
-                elf = Path(scratch) / "code.o"
-                elf.write_bytes(parse_amdgpu_executable(data).code_object)
-                text.append(subprocess.run(["llvm-objdump-19", "-d", f"--mcpu={target}",
-                                            str(elf)], capture_output=True, text=True,
-                                           check=True).stdout)
-    return "\n".join(text)
 
 
 # -- the checker itself: a dispatch built by hand from reference §6.1, then broken one way at once
@@ -505,13 +492,8 @@ def _mutations():
 @pytest.mark.parametrize("mutation", [None, *_mutations()])
 def test_checker_catches(amdgpu_corpus, tmp_path, mutation):
     """The per-dispatch check passes the hand-built dispatch and rejects each broken variant."""
-    from amdgpu_cli.formats.amdgpu_executable import parse_amdgpu_executable
-    from amdgpu_cli.formats.vmfb import load_vmfb
-
     _compiled(amdgpu_corpus, "gfx942", "matmul")
-    module = load_vmfb(str(amdgpu_corpus("gfx942")[0]["matmul"]))
-    image = next(parse_amdgpu_executable(bytes(s.data)).code_object for s in module.rodata
-                 if bytes(s.data[:4]) == b"AMD1")
+    image = _code_objects(amdgpu_corpus("gfx942")[0]["matmul"])[0]
     request = check.RequestedDispatch(
         kernel=MATMUL_DYN, image=image, workgroup_size=(1024, 1, 1), workgroup_count=(10, 1, 1),
         constants=tuple(range(1, 9)),
@@ -539,24 +521,19 @@ def test_patched_instruction_changes_the_printed_result(amdgpu_corpus, softhsa_l
                                                         target):
     """globals_state's accumulate adds its input to a zero accumulator in one v_add_f32; with that
     instruction's opcode turned into v_max_f32 inside the module, `amdgpu-run` prints max(0, x)."""
-    from amdgpu_cli.formats.amdgpu_executable import MAGIC, parse_amdgpu_executable
-    from amdgpu_cli.formats.vmfb import load_vmfb
     from tests.softhsa.test_isa import _file_offset
 
     _compiled(amdgpu_corpus, target, "globals_state")
     vmfb = amdgpu_corpus(target)[0]["globals_state"]
     data = bytearray(vmfb.read_bytes())
-    code = next(parse_amdgpu_executable(bytes(s.data)).code_object
-                for s in load_vmfb(str(vmfb)).rodata if bytes(s.data[:4]) == MAGIC)
+    [code] = _code_objects(vmfb)
     elf = tmp_path / "code.o"
     elf.write_bytes(code)
 
-    def instructions(path: Path) -> list[str]:
-        text = subprocess.run(["llvm-objdump-19", "-d", f"--mcpu={target}", str(path)],
-                              capture_output=True, text=True, check=True).stdout
-        return [line for line in text.splitlines() if line.startswith("\t")]
+    def instructions(code: bytes) -> list[str]:
+        return [line for line in _disassemble(code, target).splitlines() if line.startswith("\t")]
 
-    adds = [line for line in instructions(elf) if line.split()[0] == "v_add_f32_e32"]
+    adds = [line for line in instructions(code) if line.split()[0] == "v_add_f32_e32"]
     assert len(adds) == 1, adds
     address = int(adds[0].split("//")[1].split(":")[0], 16)
     start = data.find(code)  # the code object's bytes inside the module (once)
@@ -568,8 +545,8 @@ def test_patched_instruction_changes_the_printed_result(amdgpu_corpus, softhsa_l
     data[at:at + 4] = ((word & ~(0x3F << 25)) | maximum << 25).to_bytes(4, "little")
     patched = tmp_path / "patched.vmfb"
     patched.write_bytes(bytes(data))
-    elf.write_bytes(bytes(data[start:start + len(code)]))
-    assert [line.split()[0] for line in instructions(elf)].count("v_max_f32_e32") == 1
+    patched_code = bytes(data[start:start + len(code)])
+    assert [line.split()[0] for line in instructions(patched_code)].count("v_max_f32_e32") == 1
 
     config, _ = _softhsa_config(tmp_path, "patched", target)
     outputs = {}

@@ -7,13 +7,12 @@ from __future__ import annotations
 import pytest
 
 from hsa_ffi import constants as C
+from tests.softhsa.agents import AGENTS
 from tests.softhsa.kernels import Loader
 from tests.softhsa.session import private_softhsa
 
-GFX942 = {"agents": [{"name": "gfx942", "isa": "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
-                      "wavefront_size": 64, "compute_units": 304}]}
-GFX1100 = {"agents": [{"name": "gfx1100", "isa": "amdgcn-amd-amdhsa--gfx1100",
-                       "wavefront_size": 32, "compute_units": 48}]}
+GFX942 = {"agents": [AGENTS["gfx942"]]}
+GFX1100 = {"agents": [AGENTS["gfx1100"]]}
 
 
 def _machine(softhsa_lib, tmp_path_factory, config):

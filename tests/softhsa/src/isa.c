@@ -654,8 +654,8 @@ static int valu_more(uint32_t op, lane_t* l) {
     case 0x131: l->result = (a & 0xffff) < (b & 0xffff) ? a & 0xffff : b & 0xffff; return 1;
     case 0x132: l->result = (uint16_t)((int16_t)a < (int16_t)b ? a : b); return 1;
     case 0x13d: l->result = ~(a ^ b); return 1;                         /* v_xnor_b32 */
-    case 0x40c: l->result = f_bits(fminf(fmaxf(fa, fb), fc)); return 1;  /* v_maxmin_f32 */
-    case 0x40d: l->result = f_bits(fmaxf(fminf(fa, fb), fc)); return 1;  /* v_minmax_f32 */
+    case 0x40c: l->result = f_bits(min_hw(max_hw(fa, fb), fc)); return 1;  /* v_maxmin_f32 */
+    case 0x40d: l->result = f_bits(max_hw(min_hw(fa, fb), fc)); return 1;  /* v_minmax_f32 */
     case 0x40e: { const uint32_t m = a > b ? a : b; l->result = m < c ? m : c; return 1; }
     case 0x40f: { const uint32_t m = a < b ? a : b; l->result = m > c ? m : c; return 1; }
     case 0x410: { const int32_t m = (int32_t)a > (int32_t)b ? (int32_t)a : (int32_t)b;
@@ -717,20 +717,20 @@ static int valu_more(uint32_t op, lane_t* l) {
     case 0x107: l->result = (uint32_t)(((int64_t)((int32_t)(a << 8) >> 8) *
                                         (int64_t)((int32_t)(b << 8) >> 8)) >> 32); return 1;
     case 0x109: l->result = (uint32_t)(((uint64_t)(a & 0xffffff) * (b & 0xffffff)) >> 32); return 1;
-    case 0x1d0: l->result = f_bits(fminf(fminf(fa, fb), fc)); return 1;
+    case 0x1d0: l->result = f_bits(min_hw(min_hw(fa, fb), fc)); return 1;
     case 0x1d2: { uint32_t m = a < b ? a : b; l->result = c < m ? c : m; return 1; }
     case 0x1d4: { int32_t m = (int32_t)a > (int32_t)b ? (int32_t)a : (int32_t)b;
       l->result = (uint32_t)((int32_t)c > m ? (int32_t)c : m); return 1; }
     case 0x1d5: { uint32_t m = a > b ? a : b; l->result = c > m ? c : m; return 1; }
     case 0x1d6:  /* v_med3_f32: with a NaN operand, min3 (the manual's pseudocode) */
-      if (isnan(fa) || isnan(fb) || isnan(fc)) l->result = f_bits(fminf(fminf(fa, fb), fc));
-      else l->result = f_bits(fmaxf(fminf(fa, fb), fminf(fmaxf(fa, fb), fc)));
+      if (isnan(fa) || isnan(fb) || isnan(fc)) l->result = f_bits(min_hw(min_hw(fa, fb), fc));
+      else l->result = f_bits(max_hw(min_hw(fa, fb), min_hw(max_hw(fa, fb), fc)));
       return 1;
     case 0x1d8: { const uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
       l->result = c < lo ? lo : c > hi ? hi : c; return 1; }
     case 0x1d1: { int32_t m = (int32_t)a < (int32_t)b ? (int32_t)a : (int32_t)b;
       l->result = (uint32_t)((int32_t)c < m ? (int32_t)c : m); return 1; }
-    case 0x1d3: l->result = f_bits(fmaxf(fmaxf(fa, fb), fc)); return 1;
+    case 0x1d3: l->result = f_bits(max_hw(max_hw(fa, fb), fc)); return 1;
     case 0x1d7: { const int32_t x = (int32_t)a, y = (int32_t)b, z = (int32_t)c;
       const int32_t lo = x < y ? x : y, hi = x < y ? y : x;
       l->result = (uint32_t)clamp_i32(z, lo, hi); return 1; }
@@ -954,12 +954,11 @@ static hsa_status_t valu_all(run_t* r, wave_t* w, uint32_t op, uint32_t vdst, ui
       l.b = (l.b & ((abs & 2) ? 0xffff7fffu : ~0u)) ^ ((neg & 2) ? 0x8000u : 0);
       l.c = (l.c & ((abs & 4) ? 0xffff7fffu : ~0u)) ^ ((neg & 4) ? 0x8000u : 0);
     }
-    if (floats) {  /* an f64 literal gives the high half */
+    if (floats) {
+      /* an f64 literal gives the high half */
       if ((wide & 1) && src0 == 255) l.a64 = (uint64_t)k->literal << 32;
       if ((wide & 2) && src1 == 255) l.b64 = (uint64_t)k->literal << 32;
       if ((wide & 4) && src2 == 255) l.c64 = (uint64_t)k->literal << 32;
-    }
-    if (floats) {
       l.a = modify(l.a, abs & 1, neg & 1);
       l.b = modify(l.b, abs & 2, neg & 2);
       l.c = modify(l.c, abs & 4, neg & 4);
@@ -1206,8 +1205,8 @@ static hsa_status_t vop3p(run_t* r, wave_t* w, uint32_t word, uint32_t word1, co
           if ((neg >> i) & 1) v[i] = -v[i];
         }
         const float d = op == 0x0e ? fmaf(v[0], v[1], v[2]) : op == 0x0f ? v[0] + v[1]
-                        : op == 0x10 ? v[0] * v[1] : op == 0x11 ? fminf(v[0], v[1])
-                                                              : fmaxf(v[0], v[1]);
+                        : op == 0x10 ? v[0] * v[1] : op == 0x11 ? min_hw(v[0], v[1])
+                                                              : max_hw(v[0], v[1]);
         out |= half_bits(d) << (16 * h);
       }
       w->v[vdst][lane] = out;
