@@ -1526,15 +1526,21 @@ static hsa_status_t vop_short(run_t* r, wave_t* w, uint32_t op, const char* fami
                   op_sel);
 }
 
+/* The address after an instruction of `length` bytes at `at`, and its 32-bit literal (the dword
+ * after it) into k when `literal` (an operand code 255, or an op that always has one). */
+static uint64_t past(uint64_t at, uint32_t length, int literal, decode_t* k) {
+  if (!literal) return at + length;
+  k->literal = fetch(at + length);
+  return at + length + 4;
+}
+
 /* One GFX9 instruction at `at` (w->pc moved past it first, so branches can set it). */
 static hsa_status_t gfx9_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) {
   decode_t k = {0, 0};
-  uint32_t length = 4;
   if ((word >> 30) == 2 && (word >> 28) != 0xb && (word >> 23) < 0x17d) {  /* SOP2 */
-    if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
     if (!known_scalar(word & 0xff) || !known_scalar((word >> 8) & 0xff))
       return illegal(r, w, "SOP2 operand", word & 0xffff, at);
-    w->pc = at + length;
+    w->pc = past(at, 4, (word & 0xff) == 255 || ((word >> 8) & 0xff) == 255, &k);
     return sop2(r, w, word, &k, at);
   }
   if ((word >> 28) == 0xb && (word >> 23) < 0x17d) {  /* SOPK (below SOP1/C/P) */
@@ -1542,13 +1548,11 @@ static hsa_status_t gfx9_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) {
     return sopk(r, w, word, at);
   }
   if ((word >> 23) == 0x17d) {
-    if ((word & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
-    w->pc = at + length;
+    w->pc = past(at, 4, (word & 0xff) == 255, &k);
     return sop1(r, w, word, &k, at);
   }
   if ((word >> 23) == 0x17e) {
-    if ((word & 0xff) == 255 || ((word >> 8) & 0xff) == 255) { k.literal = fetch(at + 4); length = 8; }
-    w->pc = at + length;
+    w->pc = past(at, 4, (word & 0xff) == 255 || ((word >> 8) & 0xff) == 255, &k);
     return sopc(r, w, word, &k, at);
   }
   if ((word >> 23) == 0x17f) {
@@ -1569,7 +1573,7 @@ static hsa_status_t gfx9_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) {
     else { op = 0x100 + ((word >> 25) & 0x3f); family = "VOP2"; }
     const int k_literal = op == 0x117 || op == 0x118;
     override_t over_storage, *over = NULL;
-    uint32_t sdst = 106;
+    uint32_t sdst = 106, length = 4;
     if (src0 == 0xf9 || src0 == 0xfa) {  /* SDWA / DPP: a second dword */
       const uint32_t x = fetch(at + 4);
       length = 8;
@@ -1732,13 +1736,8 @@ static hsa_status_t g11_vopd(run_t* r, wave_t* w, uint32_t word, uint64_t at) {
   const uint32_t src1[2] = {256 + ((word >> 9) & 0xff), 256 + ((word1 >> 9) & 0xff)};
   if (ops[0] == GFX11_NONE || ops[1] == GFX11_NONE) return illegal(r, w, "VOPD", word >> 17 & 0x1ff, at);
   decode_t k = {0, 0};
-  uint32_t length = 8;
-  if (src0[0] == 255 || src0[1] == 255 || ops[0] == 0x117 || ops[0] == 0x118 ||
-      ops[1] == 0x117 || ops[1] == 0x118) {
-    k.literal = fetch(at + 8);
-    length = 12;
-  }
-  w->pc = at + length;
+  w->pc = past(at, 8, src0[0] == 255 || src0[1] == 255 || ops[0] == 0x117 || ops[0] == 0x118 ||
+                          ops[1] == 0x117 || ops[1] == 0x118, &k);
   uint32_t out[2][MAX_LANES];
   for (int half_op = 0; half_op < 2; ++half_op) {
     const uint32_t op = ops[half_op];
@@ -1815,8 +1814,7 @@ static hsa_status_t gfx11_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) 
     }
     const uint32_t op = GFX11_SOP2[(word >> 23) & 0x7f];
     const uint32_t s0 = g11_scalar(word & 0xff), s1 = g11_scalar((word >> 8) & 0xff);
-    w->pc = at + (s0 == 255 || s1 == 255 ? 8 : 4);
-    if (s0 == 255 || s1 == 255) k.literal = fetch(at + 4);
+    w->pc = past(at, 4, s0 == 255 || s1 == 255, &k);
     if (op >= GFX11_NOP) return illegal(r, w, "SOP2", (word >> 23) & 0x7f, at);
     if (!known_scalar(s0) || !known_scalar(s1)) return illegal(r, w, "SOP2 operand", word & 0xffff, at);
     return sop2(r, w, 2u << 30 | op << 23 | g11_scalar((word >> 16) & 0x7f) << 16 | s1 << 8 | s0,
@@ -1824,16 +1822,14 @@ static hsa_status_t gfx11_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) 
   }
   if ((word >> 23) == 0x17d) {  /* SOP1 */
     const uint32_t op = GFX11_SOP1[(word >> 8) & 0xff], s0 = g11_scalar(word & 0xff);
-    if (s0 == 255) k.literal = fetch(at + 4);
-    w->pc = at + (s0 == 255 ? 8 : 4);
+    w->pc = past(at, 4, s0 == 255, &k);
     if (op >= GFX11_NOP) return illegal(r, w, "SOP1", (word >> 8) & 0xff, at);
     return sop1(r, w, 0x17du << 23 | g11_scalar((word >> 16) & 0x7f) << 16 | op << 8 | s0, &k, at);
   }
   if ((word >> 23) == 0x17e) {  /* SOPC */
     const uint32_t op = GFX11_SOPC[(word >> 16) & 0x7f];
     const uint32_t s0 = g11_scalar(word & 0xff), s1 = g11_scalar((word >> 8) & 0xff);
-    if (s0 == 255 || s1 == 255) k.literal = fetch(at + 4);
-    w->pc = at + (s0 == 255 || s1 == 255 ? 8 : 4);
+    w->pc = past(at, 4, s0 == 255 || s1 == 255, &k);
     if (op >= GFX11_NOP) return illegal(r, w, "SOPC", (word >> 16) & 0x7f, at);
     return sopc(r, w, 0x17eu << 23 | op << 16 | s1 << 8 | s0, &k, at);
   }
@@ -1857,13 +1853,10 @@ static hsa_status_t gfx11_step(run_t* r, wave_t* w, uint64_t at, uint32_t word) 
       return scalar_load(r, w, op, (word >> 6) & 0x7f,
                          base + (uint64_t)offset + sread(w, g11_scalar(word1 >> 25), &k));
     }
-    case 0x35: {  /* VOP3, a literal allowed */
-      if ((word1 & 0x1ff) == 255 || ((word1 >> 9) & 0x1ff) == 255 || ((word1 >> 18) & 0x1ff) == 255) {
-        k.literal = fetch(at + 8);
-        w->pc = at + 12;
-      }
+    case 0x35:  /* VOP3, a literal allowed */
+      w->pc = past(at, 8, (word1 & 0x1ff) == 255 || ((word1 >> 9) & 0x1ff) == 255 ||
+                              ((word1 >> 18) & 0x1ff) == 255, &k);
       return g11_vop3(r, w, word, word1, &k, at);
-    }
     case 0x32: return g11_vopd(r, w, word, at);
     case 0x33: {  /* VOP3P: [31:24] = 0xcc */
       if ((word >> 24) != 0xcc) break;
