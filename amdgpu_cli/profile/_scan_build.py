@@ -1,11 +1,14 @@
 """Builds `amdgpu_cli.profile._scan`: the bundle scanner's native fast path (cffi API mode).
 
 The C code does only what is too slow in Python for bundles of hundreds of thousands of records:
-walking the record chain and copying fixed-size typed records into contiguous arrays. It checks
+walking the record chain, copying fixed-size typed records into contiguous arrays, and rendering
+JSONL rows from columns (`_rows.c`, for `reports/toolkit.RowLayout`). It checks
 exactly what `reader.py`'s pure-Python path checks, returns the same error codes, and the tests
 run both paths on the same bundles. Built by `pip install` (setup.py `cffi_modules`); when it is
 absent, the reader uses the Python path.
 """
+
+from pathlib import Path
 
 from cffi import FFI
 
@@ -26,6 +29,25 @@ int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
                  const uint64_t* payload_lengths, uint64_t chunk_count, uint32_t size,
                  uint8_t* out, uint64_t capacity, int64_t* out_chunk, uint64_t* out_offset,
                  uint64_t* out_count, uint64_t* out_bad_chunk, uint64_t* out_bad_offset);
+
+typedef struct {
+    const uint8_t* base;
+    int64_t stride;
+    int32_t kind;
+    int32_t width;
+    int32_t digits;
+    int32_t prefix_len;
+    const char* prefix;
+    const char* strings;
+    const uint64_t* string_ends;
+    uint64_t string_count;
+} row_field_t;
+
+uint64_t row_bound(const row_field_t* fields, int count, uint64_t head_len, uint64_t tail_len);
+
+uint64_t render_rows(const row_field_t* fields, int count, const char* head, uint64_t head_len,
+                     const char* tail, uint64_t tail_len, uint64_t bound, uint64_t begin,
+                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad);
 """
 
 SOURCE = r"""
@@ -114,7 +136,9 @@ int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-ffibuilder.set_source("amdgpu_cli.profile._scan", SOURCE, extra_compile_args=["-O2"])
+# The JSONL row renderer (reports/toolkit.py's RowLayout) is plain C in its own file.
+ROWS_SOURCE = (Path(__file__).resolve().parent / "_rows.c").read_text()
+ffibuilder.set_source("amdgpu_cli.profile._scan", SOURCE + ROWS_SOURCE, extra_compile_args=["-O2"])
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=False)

@@ -78,7 +78,25 @@ def dumps(row: dict[str, Any]) -> str:
 
 
 def write_rows(out: TextIO, rows: Iterable[dict[str, Any]]) -> None:
+    """Writes rows as JSON Lines. `rows` may also be a report's `toolkit.Rows` (or anything with
+    `parts()`): its row blocks render themselves (`write_jsonl`), in native code."""
+    parts = rows.parts() if hasattr(rows, "parts") else rows
     write = out.write
-    for row in rows:
-        write(dumps(row))
-        write("\n")
+    pending: list[str] = []
+    try:
+        for row in parts:
+            block_writer = getattr(row, "write_jsonl", None)
+            if block_writer is not None:
+                if pending:
+                    write("".join(pending))
+                    pending = []
+                block_writer(out)
+                continue
+            pending.append(dumps(row))
+            pending.append("\n")
+            if len(pending) >= 4096:
+                write("".join(pending))
+                pending = []
+    finally:  # rows before a failure are out, as IREE's are
+        if pending:
+            write("".join(pending))

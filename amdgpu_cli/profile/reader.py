@@ -54,8 +54,16 @@ _CONTENT_NAMES = [ct.name.encode() for ct in schema.CONTENT_TYPES]
 _HEADER = struct.Struct("<QQQQQQQIIIII4xQQIHH")
 
 
-def _use_native() -> bool:
+def native_enabled() -> bool:
+    """Whether the native fast paths (`_scan`) are built and not switched off."""
     return _native is not None and os.environ.get("AMDGPU_CLI_PURE_PYTHON", "") in ("", "0")
+
+
+def native_module():
+    """(ffi, lib) of the native module; only when `native_enabled()`."""
+    return _native.ffi, _native.lib
+
+
 
 
 class Typed:
@@ -193,7 +201,7 @@ class Bundle:
 
     def _scan(self) -> np.ndarray:
         start, end = self.first_record_offset, self.logical_length
-        if _use_native():
+        if native_enabled():
             table, code, offset = _scan_native(self.data, start, end)
         else:
             table, code, offset = _scan_python(self.data, start, end)
@@ -258,7 +266,7 @@ class Bundle:
         if ct.kind == schema.ContentKind.TRACE:
             return self._decode_traces(ct, chunks, offsets, lengths)
         size = ct.dtype.itemsize
-        if _use_native():
+        if native_enabled():
             code, rows, chunk, row_offsets, bad = _gather_native(self.data, offsets, lengths, size)
         else:
             code, rows, chunk, row_offsets, bad = _gather_python(self.data, offsets, lengths, size)

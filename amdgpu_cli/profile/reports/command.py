@@ -16,10 +16,15 @@ from typing import Iterator
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.projection import COMMAND, HOST_TIMING, Projection, RowLayout
+from amdgpu_cli.profile.reports.projection import COMMAND, HOST_TIMING, Projection
+from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Rows
 
 
-def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator[dict]:
+def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    return Rows(_parts(bundle, options))
+
+
+def _parts(bundle: Bundle, options: ReportOptions) -> Iterator:
     p = Projection.build(bundle, COMMAND, options)
     if options.dispatch_events:
         yield from p.event_rows()
@@ -57,7 +62,7 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator
     for op, name, key in matched:
         yield operation_row(op, name, key)
     yield from execution_rows(p)
-    yield from host_execution_rows(p)
+    yield host_execution_rows(p)
 
 
 def operation_row(op, name: str, key: str) -> dict:
@@ -96,12 +101,12 @@ def execution_rows(p: Projection) -> Iterator[dict]:
                "span_ns": timing["span_ns"], "total_dispatch_ns": timing["total_dispatch_ns"]}
 
 
-def host_execution_rows(p: Projection) -> list:
+def host_execution_rows(p: Projection) -> RowBlock:
     t = p.host_command_groups
     if not len(t):
-        return []
+        return HOST_EXECUTION_ROW.empty()
     valid = t["valid"]
-    return HOST_EXECUTION_ROW.rows(
+    return HOST_EXECUTION_ROW.block(
         command_buffer_id=t["command_buffer_id"], submission_id=t["submission_id"],
         physical_device_ordinal=t["pdo"], queue_ordinal=t["queue"], stream_id=t["stream"],
         dispatches=t["count"], valid=valid, invalid=t["invalid"],

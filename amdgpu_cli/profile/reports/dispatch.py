@@ -14,9 +14,14 @@ from typing import Iterator
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.projection import DISPATCH, HOST_TIMING, Projection
+from amdgpu_cli.profile.reports.toolkit import Rows
 
 
-def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator[dict]:
+def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    return Rows(_parts(bundle, options))
+
+
+def _parts(bundle: Bundle, options: ReportOptions) -> Iterator:
     p = Projection.build(bundle, DISPATCH, options)
     if options.dispatch_events:
         yield from p.event_rows()

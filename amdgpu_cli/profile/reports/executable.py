@@ -18,9 +18,14 @@ from amdgpu_cli.profile.model import hash_hex
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.projection import EXECUTABLE, HOST_TIMING, Projection
+from amdgpu_cli.profile.reports.toolkit import Rows
 
 
-def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator[dict]:
+def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    return Rows(_parts(bundle, options))
+
+
+def _parts(bundle: Bundle, options: ReportOptions) -> Iterator:
     p = Projection.build(bundle, EXECUTABLE, options)
     if options.dispatch_events:
         yield from p.event_rows()

@@ -33,16 +33,15 @@ Source: IREE runtime/src/iree/tooling/profile/memory.c; reference ireeprof.md se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import repeat
 from typing import Iterator
 
 import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError, BundleFormatError, MissingMetadataError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.jsonl import Prerendered
 from amdgpu_cli.profile.options import ReportOptions, key_matches
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Rows, Strings
 
 F = schema.Flags
 U32_MAX = schema.U32_MAX
@@ -91,61 +90,10 @@ EXACT_BYTES_THRESHOLD = float(1 << 62)
 
 # --- rows that render themselves ----------------------------------------------------------------
 
-class _Layout:
-    """Key order and a precompiled JSON format for one row type.
-
-    Values are kept render-ready: ints as ints, booleans as "true"/"false", strings (fixed ASCII
-    names, never needing escapes) as is.
-    """
-
-    def __init__(self, row_type: str, fields: list[tuple[str, str]]):
-        self.keys = ("type",) + tuple(k for k, _ in fields)
-        self.kinds = ("const",) + tuple(kind for _, kind in fields)
-        self.index = {k: i for i, k in enumerate(self.keys)}
-        self.row_type = row_type
-        spec = {"int": "%d", "bool": "%s", "str": '"%s"'}
-        self.format = ('{"type":"' + row_type + '"'
-                       + "".join(f',"{k}":{spec[kind]}' for k, kind in fields) + "}")
-
-
-class Row(Prerendered, Mapping):
-    """One JSONL row held as a value tuple; reads like a dict, renders with one format."""
-
-    __slots__ = ("_layout", "_values")
-
-    def __init__(self, layout: _Layout, values: tuple):
-        self._layout = layout
-        self._values = values
-
-    def __getitem__(self, key: str):
-        i = self._layout.index[key]
-        if i == 0:
-            return self._layout.row_type
-        v = self._values[i - 1]
-        return v == "true" if self._layout.kinds[i] == "bool" else v
-
-    def __iter__(self):
-        return iter(self._layout.keys)
-
-    def __len__(self) -> int:
-        return len(self._layout.keys)
-
-    def json(self) -> str:
-        return self._layout.format % self._values
-
-
-def _rows(layout: _Layout, columns: list) -> Iterator[Row]:
-    return (Row(layout, values) for values in zip(*columns))
-
-
-def _bool_column(mask: np.ndarray) -> list[str]:
-    return np.where(mask, "true", "false").tolist()
-
-
-EVENT_LAYOUT = _Layout("memory_event", [
+EVENT_LAYOUT = RowLayout("memory_event", [
     ("event_id", "int"), ("event_type", "str"), ("event_type_value", "int"), ("flags", "int"),
     ("result", "int"), ("host_time_ns", "int"), ("allocation_id", "int"),
-    ("host_time_domain", "str"), ("pool_id", "int"), ("backing_id", "int"),
+    ("host_time_domain", "=" + HOST_TIME_DOMAIN), ("pool_id", "int"), ("backing_id", "int"),
     ("submission_id", "int"), ("physical_device_ordinal", "int"), ("queue_ordinal", "int"),
     ("frontier_entry_count", "int"), ("memory_type", "int"), ("buffer_usage", "int"),
     ("offset", "int"), ("length", "int"), ("alignment", "int"), ("externally_owned", "bool"),
@@ -156,13 +104,13 @@ EVENT_LAYOUT = _Layout("memory_event", [
 
 _BALANCE_LAYOUT = lambda prefix: [(f"{prefix}_{f}", "int") for f in BALANCE_FIELDS]  # noqa: E731
 
-ALLOCATION_LAYOUT = _Layout("memory_allocation", [
+ALLOCATION_LAYOUT = RowLayout("memory_allocation", [
     ("kind", "str"), ("physical_device_ordinal", "int"), ("allocation_id", "int"),
     ("pool_id", "int"), ("backing_id", "int"), ("externally_owned", "bool"),
     ("memory_type", "int"), ("buffer_usage", "int"), ("events", "int"), ("waits", "int"),
     ("materializes", "int"), ("open_at_end", "bool"), ("first_event_id", "int"),
     ("last_event_id", "int"), ("first_host_time_ns", "int"), ("last_host_time_ns", "int"),
-    ("host_time_domain", "str"), ("duration_ns", "int"), ("first_submission_id", "int"),
+    ("host_time_domain", "=" + HOST_TIME_DOMAIN), ("duration_ns", "int"), ("first_submission_id", "int"),
     ("last_submission_id", "int"), ("first_queue_ordinal", "int"),
     ("last_queue_ordinal", "int"), ("alloca_device_event_id", "int"),
     ("dealloca_device_event_id", "int"), ("device_lifetime_available", "bool"),
@@ -232,8 +180,6 @@ class Balances:
     def row(self, g: int, prefix: str) -> dict:
         return {f"{prefix}_{name}": int(self.columns[name][g]) for name in BALANCE_FIELDS}
 
-    def lists(self) -> list[list[int]]:
-        return [self.columns[name].tolist() for name in BALANCE_FIELDS]
 
 
 def balances(group: np.ndarray, count: int, is_open: np.ndarray, length: np.ndarray,
@@ -705,14 +651,14 @@ class DeviceLifetimes:
             if not (_valid(alloca) and _valid(dealloca)) or dealloca[2] < alloca[1]:
                 continue
             ticks = dealloca[2] - alloca[1]
-            cols["available"][i] = "true"
+            cols["available"][i] = True
             cols["start"][i], cols["end"][i], cols["ticks"][i] = alloca[1], dealloca[2], ticks
             if pdo[i] not in fits:
                 fits[pdo[i]] = self.model.clock_fit(pdo[i])
             fit = fits[pdo[i]]
             ns = fit.ticks_to_ns(ticks) if fit is not None else None
             if ns is not None:
-                cols["ns_available"][i] = "true"
+                cols["ns_available"][i] = True
                 cols["ns"][i] = ns
         return cols
 
@@ -728,8 +674,8 @@ def _valid(event) -> bool:
 
 def _no_lifetimes(count: int) -> dict[str, list]:
     cols = {name: [0] * count for name in ("alloca", "dealloca", "start", "end", "ticks", "ns")}
-    cols["available"] = ["false"] * count
-    cols["ns_available"] = ["false"] * count
+    cols["available"] = [False] * count
+    cols["ns_available"] = [False] * count
     return cols
 
 
@@ -743,12 +689,16 @@ class MemoryReport:
         self.options = options
 
     def __iter__(self) -> Iterator[Mapping]:
+        return Rows(self.parts())
+
+    def parts(self) -> Iterator:
+        """The JSONL rows as dicts and row blocks (what `jsonl.write_rows` renders)."""
         return self.rows(events=True, join_device_events=True, allocations=True)
 
     def text_rows(self) -> Iterator[Mapping]:
         """Summary, devices, pools; allocations only with --id (as iree-profile's text)."""
         by_id = self.options.id >= 0
-        return self.rows(events=False, join_device_events=by_id, allocations=by_id)
+        return Rows(self.rows(events=False, join_device_events=by_id, allocations=by_id))
 
     def rows(self, *, events: bool, join_device_events: bool,
              allocations: bool) -> Iterator[Mapping]:
@@ -757,7 +707,7 @@ class MemoryReport:
             acc = Accounting(bundle, self.options)
         except BundleFormatError as error:  # a torn memory-events chunk
             if events and error.record_index is not None:
-                yield from event_rows(events_before(bundle, error.record_index, self.options))
+                yield event_rows(events_before(bundle, error.record_index, self.options))
             raise
         # IREE reads the file once, record by record, and stops at the first failure: memory
         # accounting overflow, metadata the device-lifetime join rejects, or a broken record
@@ -778,43 +728,40 @@ class MemoryReport:
         if failures:
             _, stop, error = min(failures, key=lambda f: (f[0], f[1]))
             if events:
-                yield from event_rows(acc.events, stop)
+                yield event_rows(acc.events, stop)
             raise error
         if events:
-            yield from event_rows(acc.events)
+            yield event_rows(acc.events)
         yield summary_row(acc)
         yield from device_rows(acc)
         yield from pool_rows(acc)
         if allocations:
-            yield from allocation_rows(acc, lifetimes)
+            yield allocation_rows(acc, lifetimes)
 
 
 def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> MemoryReport:
     return MemoryReport(bundle, options)
 
 
-def event_rows(ev: Columns, stop: int | None = None) -> Iterator[Row]:
+def event_rows(ev: Columns, stop: int | None = None) -> RowBlock:
     """The `memory_event` rows of the matched events (the first `stop` of them)."""
     if stop is not None and stop < len(ev):
         ev = ev.take(np.arange(stop))
     if len(ev) == 0:
-        return iter(())
+        return EVENT_LAYOUT.empty()
     t = ev["type"].astype(np.int64)
-    names = np.array(TYPE_NAMES, dtype=object)[np.where(t <= 12, t, 0)].tolist()
     flags = ev["flags"]
-    col = lambda name: ev[name].tolist()  # noqa: E731
-    columns = [
-        col("event_id"), names, col("type"), col("flags"), col("result"), col("host_time_ns"),
-        col("allocation_id"), repeat(HOST_TIME_DOMAIN), col("pool_id"), col("backing_id"),
-        col("submission_id"), col("physical_device_ordinal"), col("queue_ordinal"),
-        col("frontier_entry_count"), col("memory_type"), col("buffer_usage"), col("offset"),
-        col("length"), col("alignment"),
-        _bool_column((flags & F.MEMORY_EXTERNALLY_OWNED) != 0),
-        _bool_column((flags & F.MEMORY_POOL_STATS) != 0),
-        col("pool_bytes_reserved"), col("pool_bytes_free"), col("pool_bytes_committed"),
-        col("pool_budget_limit"), col("pool_reservation_count"), col("pool_slab_count"),
-    ]
-    return _rows(EVENT_LAYOUT, columns)
+    names = ("event_id", "type", "flags", "result", "host_time_ns", "allocation_id", "pool_id",
+             "backing_id", "submission_id", "physical_device_ordinal", "queue_ordinal",
+             "frontier_entry_count", "memory_type", "buffer_usage", "offset", "length",
+             "alignment", "pool_bytes_reserved", "pool_bytes_free", "pool_bytes_committed",
+             "pool_budget_limit", "pool_reservation_count", "pool_slab_count")
+    columns = {name: ev[name] for name in names}
+    columns["event_type_value"] = columns.pop("type")
+    return EVENT_LAYOUT.block(
+        event_type=Strings(np.where(t <= 12, t, 0), TYPE_NAMES),
+        externally_owned=(flags & F.MEMORY_EXTERNALLY_OWNED) != 0,
+        pool_stats_available=(flags & F.MEMORY_POOL_STATS) != 0, **columns)
 
 
 def summary_row(acc: Accounting) -> dict:
@@ -861,28 +808,33 @@ def pool_rows(acc: Accounting) -> Iterator[dict]:
         yield row
 
 
-def allocation_rows(acc: Accounting, lifetimes: DeviceLifetimes | None) -> Iterator[Row]:
+def allocation_rows(acc: Accounting, lifetimes: DeviceLifetimes | None) -> RowBlock:
     n = acc.alloc_count
     if n == 0:
-        return iter(())
+        return ALLOCATION_LAYOUT.empty()
     life = lifetimes.resolve(acc) if lifetimes is not None else _no_lifetimes(n)
     first_time = acc.alloc_first_time.astype(np.int64)
     last_time = acc.alloc_last_time.astype(np.int64)
     duration = np.where(last_time >= first_time, last_time - first_time, 0)
-    columns = [
-        np.array(KIND_NAMES, dtype=object)[acc.alloc_kind].tolist(),
-        acc.alloc_device.tolist(), acc.alloc_id.tolist(), acc.alloc_pool.tolist(),
-        acc.alloc_backing.tolist(),
-        _bool_column((acc.alloc_flags & F.MEMORY_EXTERNALLY_OWNED) != 0),
-        acc.alloc_memory_type.tolist(), acc.alloc_usage.tolist(),
-        acc.alloc_events_count.tolist(), acc.alloc_waits.tolist(),
-        acc.alloc_materializes.tolist(), _bool_column(acc.alloc_open_at_end),
-        acc.alloc_first_event_id.tolist(), acc.alloc_last_event_id.tolist(),
-        first_time.tolist(), last_time.tolist(), repeat(HOST_TIME_DOMAIN), duration.tolist(),
-        acc.alloc_first_submission.tolist(), acc.alloc_last_submission.tolist(),
-        acc.alloc_first_queue.tolist(), acc.alloc_last_queue.tolist(),
-        life["alloca"], life["dealloca"], life["available"], life["start"], life["end"],
-        life["ticks"], life["ns_available"], life["ns"],
-        *acc.alloc_lifecycle.lists(), *acc.alloc_materialized.lists(),
-    ]
-    return _rows(ALLOCATION_LAYOUT, columns)
+    balances = {f"{prefix}_{name}": bal.columns[name]
+                for prefix, bal in (("lifecycle", acc.alloc_lifecycle),
+                                    ("materialized", acc.alloc_materialized))
+                for name in BALANCE_FIELDS}
+    return ALLOCATION_LAYOUT.block(
+        kind=Strings(acc.alloc_kind, KIND_NAMES), physical_device_ordinal=acc.alloc_device,
+        allocation_id=acc.alloc_id, pool_id=acc.alloc_pool, backing_id=acc.alloc_backing,
+        externally_owned=(acc.alloc_flags & F.MEMORY_EXTERNALLY_OWNED) != 0,
+        memory_type=acc.alloc_memory_type, buffer_usage=acc.alloc_usage,
+        events=acc.alloc_events_count, waits=acc.alloc_waits,
+        materializes=acc.alloc_materializes, open_at_end=acc.alloc_open_at_end,
+        first_event_id=acc.alloc_first_event_id, last_event_id=acc.alloc_last_event_id,
+        first_host_time_ns=first_time, last_host_time_ns=last_time, duration_ns=duration,
+        first_submission_id=acc.alloc_first_submission,
+        last_submission_id=acc.alloc_last_submission,
+        first_queue_ordinal=acc.alloc_first_queue, last_queue_ordinal=acc.alloc_last_queue,
+        alloca_device_event_id=life["alloca"], dealloca_device_event_id=life["dealloca"],
+        device_lifetime_available=life["available"],
+        device_lifetime_start_tick=life["start"], device_lifetime_end_tick=life["end"],
+        device_lifetime_duration_ticks=life["ticks"],
+        device_lifetime_time_ns_available=life["ns_available"],
+        device_lifetime_duration_ns=life["ns"], **balances)

@@ -31,9 +31,6 @@ Sources: IREE runtime/src/iree/tooling/profile/{dispatch.c,projection.c,queue_qu
 
 from __future__ import annotations
 
-import gc
-import json as json_module
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,10 +38,10 @@ import numpy as np
 from amdgpu_cli.errors import AmdgpuCliError, MissingMetadataError
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.clock import INT64_MAX, scale_ticks
-from amdgpu_cli.profile.jsonl import Prerendered, string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Strings, interleave
 
 DISPATCH, EXECUTABLE, COMMAND, QUEUE = "dispatch", "executable", "command", "queue"
 MODES = (DISPATCH, EXECUTABLE, COMMAND, QUEUE)
@@ -194,103 +191,6 @@ class Segments:
                     return None
                 out[g] = exact
         return out
-
-
-# --- fast per-event rows --------------------------------------------------------------------------
-
-class RowLayout:
-    """The keys of one per-event row type and the line format they print with.
-
-    `fields` are (key, kind): `int` (Python int), `bool`, `str` (any text; escaped), `list` (of
-    ints), or `=text` for a constant string. Column values are converted to JSON text once per
-    column, so a row is a tuple and writing it is one `%` format.
-    """
-
-    def __init__(self, row_type: str, fields: list[tuple[str, str]]):
-        self.row_type = row_type
-        self.keys = ("type",) + tuple(k for k, _ in fields)
-        self.kinds = {}
-        self.position = {}
-        self.constants = {"type": row_type}
-        parts = [f'{{"type":{string(row_type)}']
-        for key, kind in fields:
-            if kind.startswith("="):
-                self.constants[key] = kind[1:]
-                parts.append(f',"{key}":{string(kind[1:])}')
-            else:
-                self.position[key] = len(self.position)
-                self.kinds[key] = kind
-                parts.append(f',"{key}":%s')
-        self.format = "".join(parts) + "}"
-        # key -> (position, decoder) for reading rows back; position -1: the decoder slot holds
-        # the constant value.
-        decoders = {"int": None, "bool": _decode_bool, "str": _decode_str, "list": _decode_list}
-        self.getters = {key: (-1, value) for key, value in self.constants.items()}
-        self.getters.update({key: (i, decoders[self.kinds[key]])
-                             for key, i in self.position.items()})
-
-    def rows(self, **columns) -> list["EventRow"]:
-        """Rows from whole columns (lists or numpy arrays), one per element."""
-        ordered = []
-        for key in self.position:
-            column, kind = columns[key], self.kinds[key]
-            if kind == "bool":
-                column = np.where(np.asarray(column, bool), "true", "false").tolist()
-            elif kind == "list":
-                column = ["[%d,%d,%d]" % tuple(v) for v in np.asarray(column).tolist()]
-            elif kind == "str":
-                escaped = {v: string(v) for v in set(column)}
-                column = [escaped[v] for v in column]
-            elif isinstance(column, np.ndarray):
-                column = column.tolist()
-            ordered.append(column)
-        # Hundreds of thousands of small tracked objects: collector passes while building them
-        # cost more than building them.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return [EventRow(self, values) for values in zip(*ordered)]
-        finally:
-            if enabled:
-                gc.enable()
-
-
-def _decode_bool(v: str) -> bool:
-    return v == "true"
-
-
-def _decode_str(v: str) -> str:
-    return v[1:-1] if "\\" not in v else json_module.loads(v)
-
-
-def _decode_list(v: str) -> list[int]:
-    return [int(x) for x in v[1:-1].split(",")]
-
-
-class EventRow(Prerendered, Mapping):
-    """One per-event row held as a tuple of JSON texts; reads like a dict."""
-
-    __slots__ = ("_layout", "_values")
-
-    def __init__(self, layout: RowLayout, values: tuple):
-        self._layout = layout
-        self._values = values
-
-    def json(self) -> str:
-        return self._layout.format % self._values
-
-    def __getitem__(self, key: str):
-        i, decode = self._layout.getters[key]
-        if i < 0:
-            return decode
-        v = self._values[i]
-        return v if decode is None else decode(v)
-
-    def __iter__(self):
-        return iter(self._layout.keys)
-
-    def __len__(self) -> int:
-        return len(self._layout.keys)
 
 
 _HOST_TIMING_FIELDS = [(k, "=" + v) for k, v in HOST_TIMING.items()]
@@ -699,28 +599,17 @@ class Projection:
     # --- event rows (--dispatch_events) -----------------------------------------------------------
 
     def event_rows(self):
-        """Matched dispatch_event and host_dispatch_event rows, in file order."""
-        device = self._device_event_rows()
-        host = self._host_event_rows()
-        dchunk = self.device.chunk.tolist()
-        hchunk = self.host.chunk.tolist()
-        i = j = 0
-        nd, nh = len(dchunk), len(hchunk)
-        while i < nd or j < nh:
-            if j >= nh or (i < nd and dchunk[i] <= hchunk[j]):
-                yield device[i]
-                i += 1
-            else:
-                yield host[j]
-                j += 1
+        """Matched dispatch_event and host_dispatch_event rows (blocks), in file order."""
+        return interleave((self._device_event_rows(), self.device.chunk),
+                          (self._host_event_rows(), self.host.chunk))
 
-    def _device_event_rows(self) -> list[EventRow]:
+    def _device_event_rows(self) -> RowBlock:
         ev = self.device
         r = ev.rows
         ticks = ev.duration
         ns, fitted = self.clocks.ns_column(ev.pdo, ticks, ev.valid)
-        keys = np.array(ev.keys + [""], dtype=object)[ev.key_index] if len(ev) else []
-        return DISPATCH_EVENT_ROW.rows(
+        keys = Strings(ev.key_index, ev.keys)
+        return DISPATCH_EVENT_ROW.block(
             physical_device_ordinal=ev.pdo, queue_ordinal=ev.queue, stream_id=ev.stream,
             event_id=r["event_id"], submission_id=r["submission_id"],
             command_buffer_id=r["command_buffer_id"], command_index=r["command_index"],
@@ -729,11 +618,11 @@ class Projection:
             workgroup_size=r["workgroup_size"], start_tick=ev.start, end_tick=ev.end,
             duration_ticks=ticks, valid=ev.valid, clock_fit_available=fitted, duration_ns=ns)
 
-    def _host_event_rows(self) -> list[EventRow]:
+    def _host_event_rows(self) -> RowBlock:
         ev = self.host
         r = ev.rows
-        keys = np.array(ev.keys + [""], dtype=object)[ev.key_index] if len(ev) else []
-        return HOST_DISPATCH_EVENT_ROW.rows(
+        keys = Strings(ev.key_index, ev.keys)
+        return HOST_DISPATCH_EVENT_ROW.block(
             physical_device_ordinal=ev.pdo, queue_ordinal=ev.queue, stream_id=ev.stream,
             event_id=r["event_id"], submission_id=r["submission_id"],
             command_buffer_id=r["command_buffer_id"], command_index=r["command_index"],

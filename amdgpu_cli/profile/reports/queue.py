@@ -12,18 +12,22 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import numpy as np
 
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.projection import QUEUE, Projection, RowLayout
+from amdgpu_cli.profile.reports.projection import QUEUE, Projection
+from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Rows, Strings
 
 _TYPE = schema.QUEUE_EVENT_TYPE_NAMES
 _STRATEGY = schema.DEPENDENCY_STRATEGY_NAMES
 
 
-def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator[dict]:
+def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    return Rows(_parts(bundle, options))
+
+
+def _parts(bundle: Bundle, options: ReportOptions) -> Iterator:
     p = Projection.build(bundle, QUEUE, options)
     if options.dispatch_events:
         yield from p.event_rows()
@@ -44,9 +48,9 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator
         yield {"type": "queue", "physical_device_ordinal": pdo, "queue_ordinal": queue,
                "stream_id": stream}
     yield from submission_rows(p)
-    yield from device_event_rows(p)
-    yield from host_execution_event_rows(p)
-    yield from queue_event_rows(p)
+    yield device_event_rows(p)
+    yield host_execution_event_rows(p)
+    yield queue_event_rows(p)
 
 
 def submission_rows(p: Projection) -> Iterator[dict]:
@@ -63,17 +67,17 @@ def submission_rows(p: Projection) -> Iterator[dict]:
                "span_ns": timing["span_ns"], "total_dispatch_ns": timing["total_dispatch_ns"]}
 
 
-def device_event_rows(p: Projection) -> list:
+def device_event_rows(p: Projection) -> RowBlock:
     r = p.queue_query.device_events
     if not len(r):
-        return []
+        return DEVICE_EVENT_ROW.empty()
     start, end = r["start_tick"], r["end_tick"]
     valid = (start != 0) & (end != 0) & (end >= start)
     ticks = (end - start) * valid
     pdo = r["physical_device_ordinal"]
     ns, fitted = p.clocks.ns_column(pdo, ticks, valid)
-    return DEVICE_EVENT_ROW.rows(
-        event_id=r["event_id"], op=_names(r["type"], _TYPE), flags=r["flags"],
+    return DEVICE_EVENT_ROW.block(
+        event_id=r["event_id"], op=Strings.enum(r["type"], _TYPE), flags=r["flags"],
         submission_id=r["submission_id"], command_buffer_id=r["command_buffer_id"],
         allocation_id=r["allocation_id"], physical_device_ordinal=pdo,
         queue_ordinal=r["queue_ordinal"], stream_id=r["stream_id"],
@@ -82,14 +86,14 @@ def device_event_rows(p: Projection) -> list:
         clock_fit_available=fitted, duration_ns=ns)
 
 
-def host_execution_event_rows(p: Projection) -> list:
+def host_execution_event_rows(p: Projection) -> RowBlock:
     r = p.queue_query.host_execution_events
     if not len(r):
-        return []
+        return HOST_EXECUTION_EVENT_ROW.empty()
     start, end = r["start_host_time_ns"], r["end_host_time_ns"]
     valid = (start >= 0) & (end >= start)
-    return HOST_EXECUTION_EVENT_ROW.rows(
-        event_id=r["event_id"], op=_names(r["type"], _TYPE), flags=r["flags"],
+    return HOST_EXECUTION_EVENT_ROW.block(
+        event_id=r["event_id"], op=Strings.enum(r["type"], _TYPE), flags=r["flags"],
         status_code=r["status_code"], submission_id=r["submission_id"],
         command_buffer_id=r["command_buffer_id"], command_index=r["command_index"],
         executable_id=r["executable_id"], function_ordinal=r["function_ordinal"],
@@ -101,13 +105,13 @@ def host_execution_event_rows(p: Projection) -> list:
         valid=valid)
 
 
-def queue_event_rows(p: Projection) -> list:
+def queue_event_rows(p: Projection) -> RowBlock:
     r = p.queue_query.queue_events
     if not len(r):
-        return []
-    return QUEUE_EVENT_ROW.rows(
-        event_id=r["event_id"], op=_names(r["type"], _TYPE), flags=r["flags"],
-        dependency_strategy=_names(r["dependency_strategy"], _STRATEGY),
+        return QUEUE_EVENT_ROW.empty()
+    return QUEUE_EVENT_ROW.block(
+        event_id=r["event_id"], op=Strings.enum(r["type"], _TYPE), flags=r["flags"],
+        dependency_strategy=Strings.enum(r["dependency_strategy"], _STRATEGY),
         submission_id=r["submission_id"], command_buffer_id=r["command_buffer_id"],
         allocation_id=r["allocation_id"], physical_device_ordinal=r["physical_device_ordinal"],
         queue_ordinal=r["queue_ordinal"], stream_id=r["stream_id"],
@@ -115,12 +119,6 @@ def queue_event_rows(p: Projection) -> list:
         wait_count=r["wait_count"], signal_count=r["signal_count"],
         barrier_count=r["barrier_count"], operation_count=r["operation_count"],
         payload_length=r["payload_length"])
-
-
-def _names(values: np.ndarray, names: dict[int, str]) -> list[str]:
-    """Enum names for a column (IREE prints `unknown` for values it does not know)."""
-    table = np.array([names.get(v, "unknown") for v in range(max(names) + 2)], dtype=object)
-    return table[np.minimum(values, max(names) + 1)].tolist()
 
 
 DEVICE_EVENT_ROW = RowLayout("queue_device_event", [

@@ -1,0 +1,144 @@
+/* JSON Lines rows from columns: the native half of profile/reports/toolkit.py's RowLayout.
+ *
+ * A row is `head`, then for each field its prefix (`,"key":`) and value, then `tail`. Values come
+ * from columns: element i of a column is at base + i * stride. Integers print in decimal, booleans
+ * as true/false, strings as one of a table of ready JSON texts picked by an integer code column,
+ * triples as [a,b,c], doubles with printf's %.Nf (what IREE's tools print). Rows are rendered until
+ * the output buffer cannot hold the next one; the caller writes the buffer and calls again.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { ROW_UINT = 0, ROW_INT = 1, ROW_BOOL = 2, ROW_STR = 3, ROW_TRIPLE = 4, ROW_DOUBLE = 5,
+       ROW_CONST = 6 };
+
+typedef struct {
+    const uint8_t* base;
+    int64_t stride;
+    int32_t kind;
+    int32_t width;               /* element bytes: 1, 2, 4 or 8 */
+    int32_t digits;              /* ROW_DOUBLE: decimals */
+    int32_t prefix_len;
+    const char* prefix;
+    const char* strings;         /* ROW_STR: the texts back to back */
+    const uint64_t* string_ends; /* ROW_STR: end offset of each text */
+    uint64_t string_count;
+} row_field_t;
+
+static uint64_t load_uint(const uint8_t* p, int width) {
+    switch (width) {
+    case 1: return *p;
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static int64_t load_int(const uint8_t* p, int width) {
+    switch (width) {
+    case 1: return (int8_t)*p;
+    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static char* put_uint(char* o, uint64_t v) {
+    char digits[20];
+    int n = 0;
+    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) *o++ = digits[--n];
+    return o;
+}
+
+static char* put_int(char* o, int64_t v) {
+    if (v < 0) { *o++ = '-'; return put_uint(o, (uint64_t)0 - (uint64_t)v); }
+    return put_uint(o, (uint64_t)v);
+}
+
+/* The most bytes one row can take. */
+uint64_t row_bound(const row_field_t* fields, int count, uint64_t head_len, uint64_t tail_len) {
+    uint64_t n = head_len + tail_len;
+    for (int f = 0; f < count; ++f) {
+        const row_field_t* d = &fields[f];
+        n += (uint64_t)d->prefix_len;
+        switch (d->kind) {
+        case ROW_STR: {
+            uint64_t longest = 0, start = 0;
+            for (uint64_t s = 0; s < d->string_count; ++s) {
+                if (d->string_ends[s] - start > longest) longest = d->string_ends[s] - start;
+                start = d->string_ends[s];
+            }
+            n += longest;
+            break;
+        }
+        case ROW_TRIPLE: n += 3 * 21 + 4; break;
+        case ROW_DOUBLE: n += 320 + (uint64_t)d->digits; break;
+        case ROW_CONST: break;
+        default: n += 21; break;
+        }
+    }
+    return n;
+}
+
+/* Renders rows [begin, end) into out (capacity bytes, at least one row's bound); returns the
+ * first row not rendered and stores the bytes written. A string code outside the table stops
+ * rendering there and returns that row with *bad set. */
+uint64_t render_rows(const row_field_t* fields, int count, const char* head, uint64_t head_len,
+                     const char* tail, uint64_t tail_len, uint64_t bound, uint64_t begin,
+                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad) {
+    char* o = out;
+    char* limit = out + capacity;
+    uint64_t i = begin;
+    *bad = 0;
+    for (; i < end; ++i) {
+        if ((uint64_t)(limit - o) < bound) break;
+        char* row_start = o;
+        memcpy(o, head, head_len);
+        o += head_len;
+        for (int f = 0; f < count; ++f) {
+            const row_field_t* d = &fields[f];
+            memcpy(o, d->prefix, (size_t)d->prefix_len);
+            o += d->prefix_len;
+            const uint8_t* p = d->base + (int64_t)i * d->stride;
+            switch (d->kind) {
+            case ROW_UINT: o = put_uint(o, load_uint(p, d->width)); break;
+            case ROW_INT: o = put_int(o, load_int(p, d->width)); break;
+            case ROW_BOOL:
+                if (load_uint(p, d->width)) { memcpy(o, "true", 4); o += 4; }
+                else { memcpy(o, "false", 5); o += 5; }
+                break;
+            case ROW_STR: {
+                uint64_t s = load_uint(p, d->width);
+                if (s >= d->string_count) { *bad = 1; *written = (uint64_t)(row_start - out); return i; }
+                uint64_t start = s ? d->string_ends[s - 1] : 0;
+                memcpy(o, d->strings + start, (size_t)(d->string_ends[s] - start));
+                o += d->string_ends[s] - start;
+                break;
+            }
+            case ROW_TRIPLE:
+                *o++ = '[';
+                o = put_uint(o, load_uint(p, d->width));
+                *o++ = ',';
+                o = put_uint(o, load_uint(p + d->width, d->width));
+                *o++ = ',';
+                o = put_uint(o, load_uint(p + 2 * d->width, d->width));
+                *o++ = ']';
+                break;
+            case ROW_DOUBLE: {
+                double v;
+                memcpy(&v, p, 8);
+                o += snprintf(o, 320 + (size_t)d->digits, "%.*f", d->digits, v);
+                break;
+            }
+            default: break;
+            }
+        }
+        memcpy(o, tail, tail_len);
+        o += tail_len;
+    }
+    *written = (uint64_t)(o - out);
+    return i;
+}
