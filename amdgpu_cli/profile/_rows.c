@@ -84,11 +84,13 @@ uint64_t row_bound(const row_field_t* fields, int count, uint64_t head_len, uint
 }
 
 /* Renders rows [begin, end) into out (capacity bytes, at least one row's bound); returns the
- * first row not rendered and stores the bytes written. A string code outside the table stops
- * rendering there and returns that row with *bad set. */
+ * first row not rendered and stores the bytes written. With row_ends, row_ends[i] is where row i
+ * ends in out. A string code outside the table stops rendering there and returns that row with
+ * *bad set. */
 uint64_t render_rows(const row_field_t* fields, int count, const char* head, uint64_t head_len,
                      const char* tail, uint64_t tail_len, uint64_t bound, uint64_t begin,
-                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad) {
+                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad,
+                     uint64_t* row_ends) {
     char* o = out;
     char* limit = out + capacity;
     uint64_t i = begin;
@@ -138,7 +140,19 @@ uint64_t render_rows(const row_field_t* fields, int count, const char* head, uin
         }
         memcpy(o, tail, tail_len);
         o += tail_len;
+        if (row_ends) row_ends[i] = (uint64_t)(o - out);
     }
     *written = (uint64_t)(o - out);
     return i;
+}
+
+/* Concatenates the byte ranges [starts[k], ends[k]) of src, in order, into dst. */
+uint64_t copy_ranges(const uint8_t* src, const uint64_t* starts, const uint64_t* ends, uint64_t n,
+                     uint8_t* dst) {
+    uint64_t o = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+        memcpy(dst + o, src + starts[k], (size_t)(ends[k] - starts[k]));
+        o += ends[k] - starts[k];
+    }
+    return o;
 }

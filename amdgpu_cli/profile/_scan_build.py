@@ -47,7 +47,11 @@ uint64_t row_bound(const row_field_t* fields, int count, uint64_t head_len, uint
 
 uint64_t render_rows(const row_field_t* fields, int count, const char* head, uint64_t head_len,
                      const char* tail, uint64_t tail_len, uint64_t bound, uint64_t begin,
-                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad);
+                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad,
+                     uint64_t* row_ends);
+
+uint64_t copy_ranges(const uint8_t* src, const uint64_t* starts, const uint64_t* ends, uint64_t n,
+                     uint8_t* dst);
 """
 
 SOURCE = r"""

@@ -11,10 +11,12 @@ the export before anything is written. Pass two streams the rows; a failure ther
 chunk, a dispatch whose function is unknown, a metric value without a descriptor) is raised after
 the rows that come before it in file order have been written, exactly where IREE stops.
 
-Speed: bundles can hold a million events, so rows are not built as dicts. Each row type is one
-`%`-template; the records of a block of chunks are turned into per-field columns with numpy, and
-`template % args` runs over `zip(*columns)`. `report()` offers the same rows as dicts (parsed back
-from the text) for callers that want data rather than text.
+Speed: bundles can hold millions of events, so rows are not built as dicts. Each row type is one
+printf-style template read as a `toolkit.RowLayout`; the records of a block of chunks become
+per-field columns with numpy and are rendered in native code. Every chunk's rows are one byte range
+of that output; a block's ranges (and its session/diagnostic lines) are put in file order by a sort
+on their record index and copied out natively. `report()` offers the same rows as dicts (parsed
+back from the text) for callers that want data rather than text.
 
 Device-tick timing blocks (`<T>` in the reference) use the per-device first/last clock fit in the
 driver host CPU timestamp domain, with IREE's rounding (`amdgpu_cli.profile.clock`).
@@ -35,6 +37,7 @@ from amdgpu_cli.profile.jsonl import Raw, string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports.toolkit import RowLayout, Strings, gather_ranges
 
 SCHEMA_VERSION = 15
 RecordType = schema.RecordType
@@ -228,6 +231,9 @@ T_TRACE = _template("executable_trace", [
     ("record_length", D), ("data_length", D)])
 
 
+_LAYOUTS: dict[str, RowLayout] = {}  # template -> its layout, made on first use
+
+
 # --- names, as JSON text --------------------------------------------------------------------------
 
 def _names(table: dict[int, str], default: str = "unknown") -> tuple[dict[int, str], str]:
@@ -250,14 +256,19 @@ METRIC_SEMANTIC_NAMES = _names({0: "none", **schema.METRIC_SEMANTIC_NAMES}, "")
 METRIC_PLOT_NAMES = _names({0: "none", **schema.METRIC_PLOT_HINT_NAMES}, "")
 
 
-def _lookup(names: tuple[dict[int, str], str], values: list[int]) -> list[str]:
+def _lookup(names: tuple[dict[int, str], str], values) -> Strings:
+    """The names (JSON text) of a column of enum values."""
     table, default = names
-    get = table.get
-    return [get(v, default) for v in values]
+    return Strings.enum(values, table, default)
 
 
-def _bools(mask: np.ndarray) -> list[str]:
-    return np.where(mask, "true", "false").tolist()
+def _name(names: tuple[dict[int, str], str], value: int) -> str:
+    table, default = names
+    return table.get(value, default)
+
+
+def _bools(mask: np.ndarray) -> Strings:
+    return Strings(np.asarray(mask, np.int8), ["false", "true"])
 
 
 def _flag(rows: np.ndarray, name: str, bit: int) -> np.ndarray:
@@ -277,9 +288,9 @@ class DeviceTimes:
     def __init__(self, model: Model):
         self._fit = model.clock_fit
 
-    def columns(self, pdos: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list]:
+    def columns(self, pdos: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list:
         """duration_ticks, valid, derived_time_available, clock_fit_first/last_sample_id,
-        start/end_driver_host_cpu_time_ns, duration_ns: one list each."""
+        start/end_driver_host_cpu_time_ns, duration_ns: one column each."""
         starts, ends = np.asarray(starts, np.uint64), np.asarray(ends, np.uint64)
         placed = map_tick_ranges(self._fit, pdos, starts, ends)
         valid, derived = placed.valid, placed.placed
@@ -287,9 +298,8 @@ class DeviceTimes:
         t_start, t_end = placed.start_ns, placed.end_ns
         with np.errstate(over="ignore"):
             duration = t_end - t_start      # int64, as IREE computes it
-        return [np.where(valid, ends - starts, 0).tolist(), _bools(valid), _bools(derived),
-                first.tolist(), last.tolist(), t_start.tolist(), t_end.tolist(),
-                duration.tolist()]
+        return [np.where(valid, ends - starts, 0), _bools(valid), _bools(derived), first, last,
+                t_start, t_end, duration]
 
 
 def _text(data) -> str:
@@ -378,11 +388,13 @@ class _Exporter:
     # Each formatter takes (source, lo, hi) and returns the text rows of source.rows[lo:hi]; a
     # formatter that finds a bad record at row k calls source.fail_at(k) and stops before it.
 
-    def format(self, source: _Rows, lo: int, hi: int) -> list[str]:
+    def format(self, source: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+        """The rows source.rows[lo:hi] as JSONL bytes, and where each row ends (fewer rows when
+        a bad record stops them)."""
         if source.error is not None and source.error_row < hi:
             hi = max(lo, source.error_row)
         if hi <= lo:
-            return []
+            return b"", np.zeros(0, np.uint64)
         return self.formatters[source.ct.suffix](source, lo, hi)
 
     # --- helpers
@@ -466,32 +478,35 @@ class _Exporter:
         return keys
 
     @staticmethod
-    def _render(template: str, index: list[int], columns: list[list]) -> list[str]:
+    def _render(template: str, index, columns: list) -> tuple[bytes, np.ndarray]:
         n = len(index)
-        return [template % args for args in zip(index, *[c[:n] for c in columns])]
+        layout = _LAYOUTS.get(template)
+        if layout is None:
+            layout = _LAYOUTS[template] = RowLayout.from_template(template)
+        return layout.block_of([index, *[c[:n] for c in columns]]).render_bytes()
 
     # --- metadata
 
-    def _devices(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _devices(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         present = _flag(r, "flags", F.DEVICE_UUID)
         uuids = [f'"{bytes(u).hex()}"' if p else "null"
                  for p, u in zip(present.tolist(), r["physical_device_uuid"].tolist())]
-        return self._render(T_DEVICE, s.chunk[lo:hi].tolist(), [
-            r["physical_device_ordinal"].tolist(), r["flags"].tolist(), r["queue_count"].tolist(),
+        return self._render(T_DEVICE, s.chunk[lo:hi], [
+            r["physical_device_ordinal"], r["flags"], r["queue_count"],
             _bools(present), uuids])
 
-    def _queues(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _queues(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
-        return self._render(T_QUEUE, s.chunk[lo:hi].tolist(), [
-            r["physical_device_ordinal"].tolist(), r["queue_ordinal"].tolist(),
-            r["stream_id"].tolist()])
+        return self._render(T_QUEUE, s.chunk[lo:hi], [
+            r["physical_device_ordinal"], r["queue_ordinal"],
+            r["stream_id"]])
 
-    def _executables(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _executables(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         present = _flag(r, "flags", F.CODE_OBJECT_HASH)
-        return self._render(T_EXECUTABLE, s.chunk[lo:hi].tolist(), [
-            r["executable_id"].tolist(), r["flags"].tolist(), r["function_count"].tolist(),
+        return self._render(T_EXECUTABLE, s.chunk[lo:hi], [
+            r["executable_id"], r["flags"], r["function_count"],
             _bools(present), _hashes(present, r["code_object_hash"])])
 
     def _executable_functions(self, s: _Rows, lo: int, hi: int) -> list[str]:
@@ -500,23 +515,23 @@ class _Exporter:
         r = s.rows[lo:hi]
         present = _flag(r, "flags", F.FUNCTION_HASH)
         wg = r["workgroup_size"]
-        return self._render(T_FUNCTION, s.chunk[lo:hi].tolist(), [
-            r["executable_id"].tolist(), r["function_ordinal"].tolist(), r["flags"].tolist(),
-            self._strings(s, lo, hi, "name_length")[0], r["constant_count"].tolist(),
-            r["binding_count"].tolist(), r["parameter_count"].tolist(), wg[:, 0].tolist(),
-            wg[:, 1].tolist(), wg[:, 2].tolist(), _bools(present),
+        return self._render(T_FUNCTION, s.chunk[lo:hi], [
+            r["executable_id"], r["function_ordinal"], r["flags"],
+            self._strings(s, lo, hi, "name_length")[0], r["constant_count"],
+            r["binding_count"], r["parameter_count"], wg[:, 0],
+            wg[:, 1], wg[:, 2], _bools(present),
             _hashes(present, r["function_hash"])])
 
-    def _command_buffers(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _command_buffers(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
-        return self._render(T_COMMAND_BUFFER, s.chunk[lo:hi].tolist(), [
-            r["command_buffer_id"].tolist(), r["flags"].tolist(),
-            r["physical_device_ordinal"].tolist(), r["mode"].tolist(),
-            r["command_categories"].tolist(), r["queue_affinity"].tolist()])
+        return self._render(T_COMMAND_BUFFER, s.chunk[lo:hi], [
+            r["command_buffer_id"], r["flags"],
+            r["physical_device_ordinal"], r["mode"],
+            r["command_categories"], r["queue_affinity"]])
 
     def _operation_key(self, op_type: int, cid: int, eid: int, ordinal: int) -> str:
         if op_type != 2 or eid == 0 or ordinal == U32_MAX:
-            return _lookup(OP_NAMES, [op_type])[0]
+            return _name(OP_NAMES, op_type)
         cache_key = (cid, eid, ordinal)
         key = self._op_keys.get(cache_key)
         if key is None:
@@ -529,7 +544,7 @@ class _Exporter:
             key = self._op_keys[cache_key] = self._dispatch_key(pdo, eid, ordinal)
         return key
 
-    def _command_operations(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _command_operations(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         types, cids = r["type"].tolist(), r["command_buffer_id"].tolist()
         eids, ordinals = r["executable_id"].tolist(), r["function_ordinal"].tolist()
@@ -542,28 +557,28 @@ class _Exporter:
                 s.fail_at(lo + k, e)
                 break
         wc, wg = r["workgroup_count"], r["workgroup_size"]
-        return self._render(T_COMMAND_OPERATION, s.chunk[lo:lo + len(keys)].tolist(), [
-            cids, r["command_index"].tolist(), _lookup(OP_NAMES, types), keys,
-            r["flags"].tolist(), _bools(_flag(r, "flags", F.OP_BLOCK_STRUCTURE)),
-            r["block_ordinal"].tolist(), r["block_command_ordinal"].tolist(), eids, ordinals,
-            r["binding_count"].tolist(), wc[:, 0].tolist(), wc[:, 1].tolist(), wc[:, 2].tolist(),
-            wg[:, 0].tolist(), wg[:, 1].tolist(), wg[:, 2].tolist(), r["source_ordinal"].tolist(),
-            r["target_ordinal"].tolist(), r["source_offset"].tolist(),
-            r["target_offset"].tolist(), r["length"].tolist(),
-            r["target_block_ordinal"].tolist(), r["alternate_block_ordinal"].tolist()])
+        return self._render(T_COMMAND_OPERATION, s.chunk[lo:lo + len(keys)], [
+            cids, r["command_index"], _lookup(OP_NAMES, types), keys,
+            r["flags"], _bools(_flag(r, "flags", F.OP_BLOCK_STRUCTURE)),
+            r["block_ordinal"], r["block_command_ordinal"], eids, ordinals,
+            r["binding_count"], wc[:, 0], wc[:, 1], wc[:, 2],
+            wg[:, 0], wg[:, 1], wg[:, 2], r["source_ordinal"],
+            r["target_ordinal"], r["source_offset"],
+            r["target_offset"], r["length"],
+            r["target_block_ordinal"], r["alternate_block_ordinal"]])
 
-    def _clock_correlations(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _clock_correlations(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         begin, end = r["host_time_begin_ns"], r["host_time_end_ns"]
-        return self._render(T_CLOCK, s.chunk[lo:hi].tolist(), [
-            r["sample_id"].tolist(), r["flags"].tolist(), r["physical_device_ordinal"].tolist(),
-            r["device_tick"].tolist(), r["host_cpu_timestamp_ns"].tolist(),
-            r["host_system_timestamp"].tolist(), r["host_system_frequency_hz"].tolist(),
-            begin.tolist(), end.tolist(), _uncertainty(begin, end)])
+        return self._render(T_CLOCK, s.chunk[lo:hi], [
+            r["sample_id"], r["flags"], r["physical_device_ordinal"],
+            r["device_tick"], r["host_cpu_timestamp_ns"],
+            r["host_system_timestamp"], r["host_system_frequency_hz"],
+            begin, end, _uncertainty(begin, end)])
 
     # --- events
 
-    def _dispatch_events(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _dispatch_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         chunk = s.chunk[lo:hi]
         h = self.headers[chunk]
@@ -573,26 +588,26 @@ class _Exporter:
         eids, ordinals = r["executable_id"].tolist(), r["function_ordinal"].tolist()
         keys = self._keys_until_error(s, lo, pdos, eids, ordinals)
         wc, wg = r["workgroup_count"], r["workgroup_size"]
-        return self._render(T_DISPATCH, chunk[:len(keys)].tolist(), [
-            pdos, h["queue_ordinal"].tolist(), h["stream_id"].tolist(), r["event_id"].tolist(),
-            r["submission_id"].tolist(), r["command_buffer_id"].tolist(),
-            r["command_index"].tolist(), eids, ordinals, keys, r["flags"].tolist(),
-            wc[:, 0].tolist(), wc[:, 1].tolist(), wc[:, 2].tolist(),
-            wg[:, 0].tolist(), wg[:, 1].tolist(), wg[:, 2].tolist(), starts, ends, *times])
+        return self._render(T_DISPATCH, chunk[:len(keys)], [
+            pdos, h["queue_ordinal"], h["stream_id"], r["event_id"],
+            r["submission_id"], r["command_buffer_id"],
+            r["command_index"], eids, ordinals, keys, r["flags"],
+            wc[:, 0], wc[:, 1], wc[:, 2],
+            wg[:, 0], wg[:, 1], wg[:, 2], starts, ends, *times])
 
-    def _queue_device_events(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _queue_device_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         types = r["type"].tolist()
-        return self._render(T_QUEUE_DEVICE, s.chunk[lo:hi].tolist(), [
-            r["physical_device_ordinal"].tolist(), r["queue_ordinal"].tolist(),
-            r["stream_id"].tolist(), r["event_id"].tolist(), r["submission_id"].tolist(),
-            r["command_buffer_id"].tolist(), r["allocation_id"].tolist(),
-            _lookup(QUEUE_TYPE_NAMES, types), types, r["flags"].tolist(),
-            r["payload_length"].tolist(), r["operation_count"].tolist(),
-            r["start_tick"].tolist(), r["end_tick"].tolist(),
+        return self._render(T_QUEUE_DEVICE, s.chunk[lo:hi], [
+            r["physical_device_ordinal"], r["queue_ordinal"],
+            r["stream_id"], r["event_id"], r["submission_id"],
+            r["command_buffer_id"], r["allocation_id"],
+            _lookup(QUEUE_TYPE_NAMES, types), types, r["flags"],
+            r["payload_length"], r["operation_count"],
+            r["start_tick"], r["end_tick"],
             *self.times.columns(r["physical_device_ordinal"], r["start_tick"], r["end_tick"])])
 
-    def _host_execution_events(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _host_execution_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         pdos = r["physical_device_ordinal"].tolist()
         eids, ordinals = r["executable_id"].tolist(), r["function_ordinal"].tolist()
@@ -602,27 +617,27 @@ class _Exporter:
         valid = (start >= 0) & (end >= start)
         types = r["type"].tolist()
         wc, wg = r["workgroup_count"], r["workgroup_size"]
-        return self._render(T_HOST_EXECUTION, s.chunk[lo:lo + len(keys)].tolist(), [
-            pdos, r["queue_ordinal"].tolist(), r["stream_id"].tolist(), r["event_id"].tolist(),
-            r["submission_id"].tolist(), r["command_buffer_id"].tolist(),
-            r["command_index"].tolist(), eids, ordinals, r["allocation_id"].tolist(),
-            _lookup(QUEUE_TYPE_NAMES, types), keys, types, r["flags"].tolist(),
-            r["status_code"].tolist(), wc[:, 0].tolist(), wc[:, 1].tolist(), wc[:, 2].tolist(),
-            wg[:, 0].tolist(), wg[:, 1].tolist(), wg[:, 2].tolist(), start.tolist(),
-            end.tolist(), _durations(start, end, valid), _bools(valid),
-            r["payload_length"].tolist(), r["tile_count"].tolist(),
-            r["tile_duration_sum_ns"].tolist(), r["operation_count"].tolist()])
+        return self._render(T_HOST_EXECUTION, s.chunk[lo:lo + len(keys)], [
+            pdos, r["queue_ordinal"], r["stream_id"], r["event_id"],
+            r["submission_id"], r["command_buffer_id"],
+            r["command_index"], eids, ordinals, r["allocation_id"],
+            _lookup(QUEUE_TYPE_NAMES, types), keys, types, r["flags"],
+            r["status_code"], wc[:, 0], wc[:, 1], wc[:, 2],
+            wg[:, 0], wg[:, 1], wg[:, 2], start,
+            end, _durations(start, end, valid), _bools(valid),
+            r["payload_length"], r["tile_count"],
+            r["tile_duration_sum_ns"], r["operation_count"]])
 
-    def _command_region_events(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _command_region_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         start, end = r["start_host_time_ns"], r["end_host_time_ns"]
         valid = (start >= 0) & (end >= start)
         buckets = r["tail_remaining_tiles_bucket_counts"]
-        c = lambda name: r[name].tolist()  # noqa: E731
-        return self._render(T_COMMAND_REGION, s.chunk[lo:hi].tolist(), [
+        c = lambda name: r[name]  # noqa: E731
+        return self._render(T_COMMAND_REGION, s.chunk[lo:hi], [
             c("physical_device_ordinal"), c("queue_ordinal"), c("stream_id"), c("event_id"),
             c("submission_id"), c("command_buffer_id"), c("block_sequence"), c("epoch"),
-            c("index"), c("next_index"), c("flags"), start.tolist(), end.tolist(),
+            c("index"), c("next_index"), c("flags"), start, end,
             _durations(start, end, valid), _bools(valid), c("dispatch_count"), c("tile_count"),
             c("width_bucket"), c("lookahead_width_bucket"), c("next_tile_count"),
             c("next_width_bucket"), c("next_lookahead_width_bucket"), c("worker_count"),
@@ -630,29 +645,29 @@ class _Exporter:
             c("useful_drain_count"), c("no_work_drain_count"),
             c("first_useful_drain_start_host_time_ns"), c("last_useful_drain_end_host_time_ns"),
             c("tail_count"), c("tail_remaining_tiles_min"), c("tail_remaining_tiles_max"),
-            *[buckets[:, k].tolist() for k in range(8)],
+            *[buckets[:, k] for k in range(8)],
             c("tail_first_start_host_time_ns"), c("tail_last_end_host_time_ns"),
             c("tail_start_offset_ns"), c("tail_drain_duration_ns"), c("keep_active_count"),
             c("publish_keep_active_count"), c("keep_warm_count")])
 
-    def _queue_events(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _queue_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         types = r["type"].tolist()
-        return self._render(T_QUEUE_EVENT, s.chunk[lo:hi].tolist(), [
-            r["event_id"].tolist(), _lookup(QUEUE_TYPE_NAMES, types), types, r["flags"].tolist(),
-            _lookup(STRATEGY_NAMES, r["dependency_strategy"].tolist()),
-            r["submission_id"].tolist(), r["command_buffer_id"].tolist(),
-            r["allocation_id"].tolist(), r["physical_device_ordinal"].tolist(),
-            r["queue_ordinal"].tolist(), r["stream_id"].tolist(), r["host_time_ns"].tolist(),
-            r["ready_host_time_ns"].tolist(), r["wait_count"].tolist(),
-            r["signal_count"].tolist(), r["barrier_count"].tolist(),
-            r["operation_count"].tolist(), r["payload_length"].tolist()])
+        return self._render(T_QUEUE_EVENT, s.chunk[lo:hi], [
+            r["event_id"], _lookup(QUEUE_TYPE_NAMES, types), types, r["flags"],
+            _lookup(STRATEGY_NAMES, r["dependency_strategy"]),
+            r["submission_id"], r["command_buffer_id"],
+            r["allocation_id"], r["physical_device_ordinal"],
+            r["queue_ordinal"], r["stream_id"], r["host_time_ns"],
+            r["ready_host_time_ns"], r["wait_count"],
+            r["signal_count"], r["barrier_count"],
+            r["operation_count"], r["payload_length"]])
 
-    def _memory_events(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _memory_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         types = r["type"].tolist()
-        c = lambda name: r[name].tolist()  # noqa: E731
-        return self._render(T_MEMORY, s.chunk[lo:hi].tolist(), [
+        c = lambda name: r[name]  # noqa: E731
+        return self._render(T_MEMORY, s.chunk[lo:hi], [
             c("event_id"), _lookup(MEMORY_TYPE_NAMES, types), types, c("flags"), c("result"),
             c("host_time_ns"), c("allocation_id"), c("pool_id"), c("backing_id"),
             c("submission_id"), c("physical_device_ordinal"), c("queue_ordinal"),
@@ -663,16 +678,16 @@ class _Exporter:
             c("pool_bytes_free"), c("pool_bytes_committed"), c("pool_budget_limit"),
             c("pool_reservation_count"), c("pool_slab_count")])
 
-    def _event_relationships(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _event_relationships(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         kinds, sources, targets = r["type"].tolist(), r["source_type"].tolist(), \
             r["target_type"].tolist()
-        return self._render(T_RELATIONSHIP, s.chunk[lo:hi].tolist(), [
-            r["relationship_id"].tolist(), _lookup(RELATIONSHIP_NAMES, kinds), kinds,
+        return self._render(T_RELATIONSHIP, s.chunk[lo:hi], [
+            r["relationship_id"], _lookup(RELATIONSHIP_NAMES, kinds), kinds,
             _lookup(ENDPOINT_NAMES, sources), sources, _lookup(ENDPOINT_NAMES, targets), targets,
-            r["physical_device_ordinal"].tolist(), r["queue_ordinal"].tolist(),
-            r["stream_id"].tolist(), r["source_id"].tolist(), r["source_secondary_id"].tolist(),
-            r["target_id"].tolist(), r["target_secondary_id"].tolist()])
+            r["physical_device_ordinal"], r["queue_ordinal"],
+            r["stream_id"], r["source_id"], r["source_secondary_id"],
+            r["target_id"], r["target_secondary_id"]])
 
     # --- counters
 
@@ -680,22 +695,22 @@ class _Exporter:
         hi = self._check_lengths(s, lo, hi, s.rows[lo:hi]["name_length"],
                                  "counter set name length is inconsistent with record length")
         r = s.rows[lo:hi]
-        return self._render(T_COUNTER_SET, s.chunk[lo:hi].tolist(), [
-            r["counter_set_id"].tolist(), r["physical_device_ordinal"].tolist(),
-            r["flags"].tolist(), r["counter_count"].tolist(), r["sample_value_count"].tolist(),
+        return self._render(T_COUNTER_SET, s.chunk[lo:hi], [
+            r["counter_set_id"], r["physical_device_ordinal"],
+            r["flags"], r["counter_count"], r["sample_value_count"],
             self._strings(s, lo, hi, "name_length")[0]])
 
-    def _counters(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _counters(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         tail = (r["block_name_length"].astype(np.int64) + r["name_length"]
                 + r["description_length"])
         hi = self._check_lengths(s, lo, hi, tail,
                                  "counter string lengths are inconsistent with record length")
         r = s.rows[lo:hi]
-        return self._render(T_COUNTER, s.chunk[lo:hi].tolist(), [
-            r["counter_set_id"].tolist(), r["counter_ordinal"].tolist(),
-            r["physical_device_ordinal"].tolist(), r["flags"].tolist(), r["unit"].tolist(),
-            r["sample_value_offset"].tolist(), r["sample_value_count"].tolist(),
+        return self._render(T_COUNTER, s.chunk[lo:hi], [
+            r["counter_set_id"], r["counter_ordinal"],
+            r["physical_device_ordinal"], r["flags"], r["unit"],
+            r["sample_value_offset"], r["sample_value_count"],
             *self._strings(s, lo, hi, "block_name_length", "name_length", "description_length")])
 
     def _counter_samples(self, s: _Rows, lo: int, hi: int) -> list[str]:
@@ -712,15 +727,15 @@ class _Exporter:
         for offset, count in zip(s.offsets[lo:hi].tolist(), r["sample_value_count"].tolist()):
             v = struct.unpack_from(f"<{count}Q", data, offset + schema.COUNTER_SAMPLE.itemsize)
             values.append("[" + ",".join(map(str, v)) + "]")
-        return self._render(T_COUNTER_SAMPLE, s.chunk[lo:hi].tolist(), [
-            r["sample_id"].tolist(), r["counter_set_id"].tolist(),
-            _lookup(SCOPE_NAMES, r["scope"].tolist()), r["scope"].tolist(),
-            r["dispatch_event_id"].tolist(), r["submission_id"].tolist(),
-            r["command_buffer_id"].tolist(), r["command_index"].tolist(),
-            r["executable_id"].tolist(), r["function_ordinal"].tolist(),
-            r["physical_device_ordinal"].tolist(), r["queue_ordinal"].tolist(),
-            r["stream_id"].tolist(), r["flags"].tolist(), _bools(ranged),
-            r["start_tick"].tolist(), r["end_tick"].tolist(), *times, values])
+        return self._render(T_COUNTER_SAMPLE, s.chunk[lo:hi], [
+            r["sample_id"], r["counter_set_id"],
+            _lookup(SCOPE_NAMES, r["scope"]), r["scope"],
+            r["dispatch_event_id"], r["submission_id"],
+            r["command_buffer_id"], r["command_index"],
+            r["executable_id"], r["function_ordinal"],
+            r["physical_device_ordinal"], r["queue_ordinal"],
+            r["stream_id"], r["flags"], _bools(ranged),
+            r["start_tick"], r["end_tick"], *times, values])
 
     # --- device metrics
 
@@ -730,13 +745,13 @@ class _Exporter:
             "device metric source name length is inconsistent with record length")
         r = s.rows[lo:hi]
         classes = r["device_class"].tolist()
-        return self._render(T_METRIC_SOURCE, s.chunk[lo:hi].tolist(), [
-            r["source_id"].tolist(), r["physical_device_ordinal"].tolist(),
-            _lookup(DEVICE_CLASS_NAMES, classes), classes, r["flags"].tolist(),
-            r["source_kind"].tolist(), r["source_revision"].tolist(),
-            r["metric_count"].tolist(), self._strings(s, lo, hi, "name_length")[0]])
+        return self._render(T_METRIC_SOURCE, s.chunk[lo:hi], [
+            r["source_id"], r["physical_device_ordinal"],
+            _lookup(DEVICE_CLASS_NAMES, classes), classes, r["flags"],
+            r["source_kind"], r["source_revision"],
+            r["metric_count"], self._strings(s, lo, hi, "name_length")[0]])
 
-    def _device_metric_descriptors(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _device_metric_descriptors(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         hi = self._check_lengths(
             s, lo, hi, r["name_length"].astype(np.int64) + r["description_length"],
@@ -745,10 +760,10 @@ class _Exporter:
         ids = r["metric_id"]
         units, kinds = r["unit"].tolist(), r["value_kind"].tolist()
         semantics, hints = r["semantic"].tolist(), r["plot_hint"].tolist()
-        return self._render(T_METRIC_DESCRIPTOR, s.chunk[lo:hi].tolist(), [
-            r["source_id"].tolist(), ids.tolist(),
+        return self._render(T_METRIC_DESCRIPTOR, s.chunk[lo:hi], [
+            r["source_id"], ids,
             _bools((ids != 0) & (ids < np.uint64(METRIC_PRODUCER_BASE))),
-            _bools(ids >= np.uint64(METRIC_PRODUCER_BASE)), r["flags"].tolist(),
+            _bools(ids >= np.uint64(METRIC_PRODUCER_BASE)), r["flags"],
             _lookup(METRIC_UNIT_NAMES, units), units, _lookup(METRIC_KIND_NAMES, kinds), kinds,
             _lookup(METRIC_SEMANTIC_NAMES, semantics), semantics,
             _lookup(METRIC_PLOT_NAMES, hints), hints,
@@ -770,10 +785,9 @@ class _Exporter:
             metric_id, json_string(self._raw_names(
                 "device-metric-descriptors", ("source_id", "metric_id"),
                 ("name_length", "description_length"))[(source_id, metric_id)][0]),
-            _lookup(METRIC_UNIT_NAMES, [int(d["unit"])])[0],
-            _lookup(METRIC_KIND_NAMES, [kind])[0],
-            _lookup(METRIC_SEMANTIC_NAMES, [int(d["semantic"])])[0],
-            _lookup(METRIC_PLOT_NAMES, [int(d["plot_hint"])])[0], flags, value, bits)
+            _name(METRIC_UNIT_NAMES, int(d["unit"])), _name(METRIC_KIND_NAMES, kind),
+            _name(METRIC_SEMANTIC_NAMES, int(d["semantic"])),
+            _name(METRIC_PLOT_NAMES, int(d["plot_hint"])), flags, value, bits)
 
     def _device_metric_samples(self, s: _Rows, lo: int, hi: int) -> list[str]:
         hi = self._check_lengths(
@@ -799,17 +813,17 @@ class _Exporter:
         hi = lo + len(values)
         r = s.rows[lo:hi]
         begin, end = r["host_time_begin_ns"], r["host_time_end_ns"]
-        return self._render(T_METRIC_SAMPLE, s.chunk[lo:hi].tolist(), [
-            r["sample_id"].tolist(), r["source_id"].tolist(), r["flags"].tolist(),
-            r["physical_device_ordinal"].tolist(), begin.tolist(), end.tolist(),
+        return self._render(T_METRIC_SAMPLE, s.chunk[lo:hi], [
+            r["sample_id"], r["source_id"], r["flags"],
+            r["physical_device_ordinal"], begin, end,
             _uncertainty(begin, end), _bools(_flag(r, "flags", F.METRIC_SOURCE_TIMESTAMP)),
-            r["source_timestamp"].tolist(), r["source_timestamp_frequency_hz"].tolist(), values])
+            r["source_timestamp"], r["source_timestamp_frequency_hz"], values])
 
-    def _executable_traces(self, s: _Rows, lo: int, hi: int) -> list[str]:
+    def _executable_traces(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
         formats = r["format"].tolist()
-        c = lambda name: r[name].tolist()  # noqa: E731
-        return self._render(T_TRACE, s.chunk[lo:hi].tolist(), [
+        c = lambda name: r[name]  # noqa: E731
+        return self._render(T_TRACE, s.chunk[lo:hi], [
             c("trace_id"), _lookup(TRACE_FORMAT_NAMES, formats), formats, c("flags"),
             c("shader_engine"), c("dispatch_event_id"), c("submission_id"),
             c("command_buffer_id"), c("command_index"), c("executable_id"),
@@ -817,13 +831,13 @@ class _Exporter:
             c("stream_id"), c("record_length"), c("data_length")])
 
 
-def _uncertainty(begin: np.ndarray, end: np.ndarray) -> list[int]:
-    return np.where(end >= begin, end - begin, 0).tolist()
+def _uncertainty(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    return np.where(end >= begin, end - begin, 0)
 
 
-def _durations(start: np.ndarray, end: np.ndarray, valid: np.ndarray) -> list[int]:
+def _durations(start: np.ndarray, end: np.ndarray, valid: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return np.where(valid, end - start, 0).tolist()
+        return np.where(valid, end - start, 0)
 
 
 # --- the export -----------------------------------------------------------------------------------
@@ -878,11 +892,11 @@ def _blocks(count: int, sources: list[_Rows]) -> Iterator[tuple[int, int]]:
     yield from zip(starts, starts[1:] + [count])
 
 
-def lines(bundle: Bundle) -> Iterator[str]:
-    """The export as text: blocks of complete JSONL lines, in file order."""
+def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
+    """The export as JSONL bytes, a block of complete lines at a time, in file order."""
     model = Model.build(bundle)          # pass one: nothing is written if this fails
     h = bundle.header
-    yield SCHEMA_ROW % (SCHEMA_VERSION, int(h["version_major"]), int(h["version_minor"]))
+    yield (SCHEMA_ROW % (SCHEMA_VERSION, int(h["version_major"]), int(h["version_minor"]))).encode()
 
     exporter = _Exporter(bundle, model)
     records = bundle.records
@@ -892,28 +906,50 @@ def lines(bundle: Bundle) -> Iterator[str]:
                for index in np.unique(records["content_index"][routed]).tolist()]
 
     for a, b in _blocks(len(records), sources):
-        # Every line of the block with its sort key: 2*record for a record's own session row or
-        # diagnostics, 2*record+1 for its typed rows. A stable sort puts them in file order.
+        # Every piece of the block with its sort key: 2*record for a record's own session row or
+        # diagnostics (one line each), 2*record+1 for the typed rows of a chunk (one byte range).
+        # A stable sort puts them in file order.
         owners, text = _record_lines(bundle, routed, a, b)
+        lines = [t.encode("utf-8", "surrogateescape") for t in text]
+        data = [b"".join(lines)]
+        ends = np.cumsum([len(x) for x in lines], dtype=np.uint64)
         keys = [np.asarray(owners, np.int64) * 2]
+        starts, stops = [ends - np.asarray([len(x) for x in lines], np.uint64)], [ends]
+        base = len(data[0])
         failed = None
         for source in sources:
             lo, hi = np.searchsorted(source.chunk, [a, b]).tolist()
             if hi > lo:
-                rows = exporter.format(source, lo, hi)
-                text.extend(rows)
-                keys.append(source.chunk[lo:lo + len(rows)] * 2 + 1)
+                rendered, row_ends = exporter.format(source, lo, hi)
+                if len(row_ends):
+                    chunk = source.chunk[lo:lo + len(row_ends)]
+                    last = np.append(np.flatnonzero(chunk[1:] != chunk[:-1]), len(chunk) - 1)
+                    piece_end = row_ends[last]
+                    piece_start = np.concatenate(([0], piece_end[:-1])).astype(np.uint64)
+                    keys.append(chunk[last] * 2 + 1)
+                    starts.append(piece_start + np.uint64(base))
+                    stops.append(piece_end + np.uint64(base))
+                    data.append(rendered)
+                    base += len(rendered)
             if source.error is not None and a <= source.error_chunk < b and (
                     failed is None or source.error_chunk < failed.error_chunk):
                 failed = source
         keys = np.concatenate(keys)
+        starts, stops = np.concatenate(starts), np.concatenate(stops)
         if failed is not None:  # IREE stops inside the failing chunk, after its good rows
             keep = keys <= 2 * failed.error_chunk + 1
-            keys, text = keys[keep], [t for t, k in zip(text, keep.tolist()) if k]
-        order = np.argsort(keys, kind="stable").tolist()
-        yield "".join([text[k] for k in order])
+            keys, starts, stops = keys[keep], starts[keep], stops[keep]
+        order = np.argsort(keys, kind="stable")
+        yield gather_ranges(b"".join(data), starts[order], stops[order])
         if failed is not None:
             raise failed.error
+
+
+def lines(bundle: Bundle) -> Iterator[str]:
+    """The export as text: blocks of complete JSONL lines, in file order (bytes that are not
+    UTF-8 kept as surrogates)."""
+    for block in _byte_blocks(bundle):
+        yield block.decode("utf-8", "surrogateescape")
 
 
 def write(bundle: Bundle, out: TextIO) -> None:
@@ -927,8 +963,8 @@ def write(bundle: Bundle, out: TextIO) -> None:
         return
     out.flush()
     try:
-        for text in lines(bundle):
-            raw.write(text.encode("utf-8", "surrogateescape"))
+        for block in _byte_blocks(bundle):
+            raw.write(block)
     finally:
         raw.flush()
 

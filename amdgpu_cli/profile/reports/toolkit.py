@@ -45,9 +45,18 @@ class Strings:
     @classmethod
     def enum(cls, values: np.ndarray, names: dict[int, str], unknown: str = "unknown") -> "Strings":
         """Names of enum values; values without a name read `unknown` (as IREE prints them)."""
-        top = max(names) + 1
-        texts = [names.get(v, unknown) for v in range(top)] + [unknown]
-        return cls(np.minimum(np.asarray(values), top), texts)
+        v = np.asarray(values)
+        if v.dtype.kind not in "iu":
+            v = v.astype(np.uint64) if v.size else v.astype(np.int64)
+        dtype = np.uint64 if v.dtype.kind == "u" else np.int64
+        info = np.iinfo(dtype)
+        keys = sorted(k for k in names if info.min <= k <= info.max)
+        table = np.array(keys, dtype)
+        texts = [names[k] for k in keys] + [unknown]
+        if not len(table):
+            return cls(np.zeros(len(v), np.int64), texts)
+        where = np.minimum(np.searchsorted(table, v), len(table) - 1)
+        return cls(np.where(table[where] == v, where, len(table)).astype(np.int64), texts)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -59,7 +68,8 @@ class Strings:
 class RowLayout:
     """The keys of one row type and how each value prints.
 
-    `fields` are (key, kind): `int`, `bool`, `str` (escaped JSON string), `list` (an [n, 3] integer
+    `fields` are (key, kind): `int`, `bool`, `str` (escaped JSON string), `json` (a `Strings` whose
+    texts are JSON already, printed as they are), `list` (an [n, 3] integer
     column printed as [a,b,c]), `float` (a double with three decimals) or `=text`, a constant string.
     Rows start with `"type":<row_type>`, or with `head`, JSON text that opens the object (then the
     rows read only as JSONL, e.g. the export's `{"schema_version":...,"record_type":...`).
@@ -75,21 +85,18 @@ class RowLayout:
         self.head = '{"type":' + string(row_type) if head is None else head
         self.variable: list[tuple[str, str, str]] = []
         pending = ""
-        parts = [self.head.replace("%", "%%")]
         for key, kind in fields:
             if kind.startswith("="):
                 self.constants[key] = kind[1:]
                 pending += f',"{key}":{string(kind[1:])}'
-                parts.append(f',"{key}":{string(kind[1:])}'.replace("%", "%%"))
                 continue
-            if kind not in ("int", "bool", "str", "list", "float"):
+            if kind not in ("int", "bool", "str", "json", "list", "float"):
                 raise ValueError(f"unknown row value kind {kind!r}")
             self.kinds[key] = kind
             self.variable.append((key, kind, pending + f',"{key}":'))
             pending = ""
-            parts.append(f',"{key}":%s')
         self.tail = pending + "}"
-        self.format = "".join(parts) + "}"
+        self.format = self._format()
 
     def block(self, **columns) -> "RowBlock":
         """Rows from whole columns (numpy arrays, lists, or `Strings` for `str`), one per element."""
@@ -107,9 +114,42 @@ class RowLayout:
     def empty(self) -> "RowBlock":
         return RowBlock(self, {}, 0)
 
+    @classmethod
+    def from_template(cls, template: str) -> "RowLayout":
+        """A layout for a printf-style line (`%d` an integer, `%s` JSON text, `%%` a percent sign,
+        one trailing newline): its values are positional (`block_of`)."""
+        body = template[:-1] if template.endswith("\n") else template
+        pieces = [p.replace("\0", "%") for p in body.replace("%%", "\0").split("%")]
+        layout = cls.__new__(cls)
+        layout.row_type = ""
+        layout.keys = ()
+        layout.constants = {}
+        layout.kinds = {}
+        layout.variable = []
+        layout.head = pieces[0]
+        prefix = ""
+        for k, piece in enumerate(pieces[1:]):
+            kind = {"d": "int", "s": "json"}[piece[0]]
+            layout.kinds[str(k)] = kind
+            layout.variable.append((str(k), kind, prefix))
+            prefix = piece[1:]
+        layout.tail = prefix
+        layout.format = layout._format()
+        return layout
+
+    def _format(self) -> str:
+        """The row as one `%` format over the values' JSON texts (the pure-Python renderer)."""
+        esc = lambda text: text.replace("%", "%%")  # noqa: E731
+        return (esc(self.head) + "".join(esc(prefix) + "%s" for _, _, prefix in self.variable)
+                + esc(self.tail))
+
+    def block_of(self, columns: list) -> "RowBlock":
+        """Rows from columns given in the order of the layout's values."""
+        return self.block(**{key: c for (key, _, _), c in zip(self.variable, columns)})
+
 
 def _column(values, kind: str):
-    if kind == "str":
+    if kind in ("str", "json"):
         return values if isinstance(values, Strings) else Strings.of(values)
     if kind == "bool":
         return np.asarray(values, dtype=bool)
@@ -163,7 +203,7 @@ class RowBlock:
         if constant is not None:
             return constant
         column, kind = self.columns[key], self.layout.kinds[key]
-        if kind == "str":
+        if kind in ("str", "json"):
             return column.texts[int(column.codes[i])]
         if kind == "bool":
             return bool(column[i])
@@ -180,8 +220,8 @@ class RowBlock:
         ordered = []
         for key, kind, _ in self.layout.variable:
             column = self.columns[key]
-            if kind == "str":
-                escaped = [string(t) for t in column.texts]
+            if kind in ("str", "json"):
+                escaped = [string(t) for t in column.texts] if kind == "str" else column.texts
                 ordered.append([escaped[c] for c in column.codes.tolist()])
             elif kind == "bool":
                 ordered.append(np.where(column, "true", "false").tolist())
@@ -219,7 +259,18 @@ class RowBlock:
             for chunk in self._render():
                 out.write(bytes(chunk).decode("utf-8", "surrogateescape"))
 
-    def _render(self) -> Iterator[memoryview]:
+    def render_bytes(self) -> tuple[bytes, np.ndarray]:
+        """All rows as JSONL bytes (UTF-8; surrogates back to their bytes), and the offset where
+        each row ends."""
+        if not reader.native_enabled():
+            lines = [(t + "\n").encode("utf-8", "surrogateescape") for t in self.texts()]
+            return b"".join(lines), np.cumsum([len(x) for x in lines], dtype=np.uint64)
+        ends = np.zeros(self.count, np.uint64)
+        return b"".join(bytes(c) for c in self._render(ends)), ends
+
+    def _render(self, row_ends: np.ndarray | None = None) -> Iterator[memoryview]:
+        """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
+        (offsets into everything yielded)."""
         ffi, lib = reader.native_module()
         layout = self.layout
         fields = ffi.new("row_field_t[]", max(1, len(layout.variable)))
@@ -231,8 +282,9 @@ class RowBlock:
             d.prefix = ffi.from_buffer(prefix_bytes)
             d.prefix_len = len(prefix_bytes)
             column = self.columns[key]
-            if kind == "str":
-                texts = [string(t).encode("utf-8", "surrogateescape") for t in column.texts]
+            if kind in ("str", "json"):
+                texts = [(string(t) if kind == "str" else t).encode("utf-8", "surrogateescape")
+                         for t in column.texts]
                 ends = np.cumsum([len(t) for t in texts], dtype=np.uint64)
                 blob = b"".join(texts) or b"\0"
                 keep += [blob, ends]
@@ -249,7 +301,7 @@ class RowBlock:
             d.stride = column.strides[0] if column.ndim else 0
             d.width = column.itemsize
             d.kind = {"int": _INT if column.dtype.kind == "i" else _UINT, "bool": _BOOL,
-                      "str": _STR, "list": _TRIPLE, "float": _DOUBLE}[kind]
+                      "str": _STR, "json": _STR, "list": _TRIPLE, "float": _DOUBLE}[kind]
             d.digits = 3
         head, tail = layout.head.encode(), (layout.tail + "\n").encode()
         count = len(layout.variable)
@@ -259,13 +311,35 @@ class RowBlock:
         view = memoryview(buffer)
         out = ffi.from_buffer(buffer)
         written, bad = ffi.new("uint64_t*"), ffi.new("int*")
-        row = 0
+        ends = ffi.NULL
+        if row_ends is not None:
+            ends = ffi.cast("uint64_t*", row_ends.ctypes.data)
+        row, base = 0, 0
         while row < self.count:
+            first = row
             row = lib.render_rows(fields, count, head, len(head), tail, len(tail), bound, row,
-                                  self.count, out, size, written, bad)
+                                  self.count, out, size, written, bad, ends)
+            if row_ends is not None and base:
+                row_ends[first:row] += np.uint64(base)
+            base += written[0]
             yield view[:written[0]]
             if bad[0]:
                 raise ValueError(f"{layout.row_type} row {row}: string code outside its table")
+
+
+def gather_ranges(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes | bytearray:
+    """The byte ranges [starts[k], ends[k]) of `data`, concatenated in order."""
+    starts = np.ascontiguousarray(starts, np.uint64)
+    ends = np.ascontiguousarray(ends, np.uint64)
+    if not reader.native_enabled():
+        return b"".join(data[a:b] for a, b in zip(starts.tolist(), ends.tolist()))
+    ffi, lib = reader.native_module()
+    out = bytearray(int((ends - starts).sum()))
+    if out:
+        lib.copy_ranges(ffi.from_buffer(data), ffi.cast("const uint64_t*", starts.ctypes.data),
+                        ffi.cast("const uint64_t*", ends.ctypes.data), len(starts),
+                        ffi.from_buffer(out))
+    return out
 
 
 class BlockRow(Mapping):
