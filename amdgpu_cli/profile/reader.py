@@ -153,14 +153,10 @@ class Bundle:
                 size = os.fstat(f.fileno()).st_size
                 if size == 0:
                     return cls(np.zeros(0, np.uint8), path)
-                # Pre-faulting the mapping is several times faster than taking a page fault per
-                # record header during the walk, which touches nearly every page anyway.
-                populate = getattr(mmap, "MAP_POPULATE", 0)
-                if populate:
-                    mm = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | populate,
-                                   prot=mmap.PROT_READ)
-                else:
-                    mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                # Not pre-faulted: the kernel maps file pages around each fault in batches, and
+                # pages the walk has passed are let go again (`release_pages`), so the file's
+                # size never counts whole against peak memory.
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
             raise InputFileError(f"failed to open file '{path}'") from None
         except IsADirectoryError:
@@ -202,7 +198,7 @@ class Bundle:
     def _scan(self) -> np.ndarray:
         start, end = self.first_record_offset, self.logical_length
         if native_enabled():
-            table, code, offset = _scan_native(self.data, start, end)
+            table, code, offset = _scan_native(self.data, start, end, self.release_pages)
         else:
             table, code, offset = _scan_python(self.data, start, end)
         if code != _SCAN_OK:
@@ -210,6 +206,32 @@ class Bundle:
                 f"{_SCAN_MESSAGES[code]} (record {len(table)} at offset {offset})",
                 record_index=len(table))
         return table
+
+    def release_pages(self, end: int | None = None) -> None:
+        """Lets go of the mapped file pages read so far (all of them, or those before `end`): the
+        data stays in the page cache and is mapped again on the next read, but no longer counts
+        in this process's resident memory. Called after each pass that reads the whole file."""
+        mm = self._keepalive
+        dontneed = getattr(mmap, "MADV_DONTNEED", None)
+        if mm is None or dontneed is None:
+            return
+        length = len(mm) if end is None else min(len(mm), end) // mmap.PAGESIZE * mmap.PAGESIZE
+        if length > 0:
+            try:
+                mm.madvise(dontneed, 0, length)
+            except (OSError, ValueError):  # pragma: no cover - advice only
+                pass
+
+    def gather(self, view: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """view[offsets] for a view over the mapped file (e.g. every byte offset read as one
+        field) and ascending offsets, a window of the file at a time, letting pages go behind."""
+        parts = []
+        for lo, hi in _windows(offsets):
+            parts.append(view[offsets[lo:hi]])
+            self.release_pages(int(offsets[hi - 1]))
+        if not parts:
+            return view[offsets]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def check(self) -> None:
         """Raises the record-chain error, if the walk stopped on one."""
@@ -267,9 +289,11 @@ class Bundle:
             return self._decode_traces(ct, chunks, offsets, lengths)
         size = ct.dtype.itemsize
         if native_enabled():
-            code, rows, chunk, row_offsets, bad = _gather_native(self.data, offsets, lengths, size)
+            code, rows, chunk, row_offsets, bad = _gather_native(self.data, offsets, lengths, size,
+                                                                 self.release_pages)
         else:
             code, rows, chunk, row_offsets, bad = _gather_python(self.data, offsets, lengths, size)
+        self.release_pages()
         if code != _SCAN_OK:
             bad_chunk, bad_offset = bad
             rec = int(chunks[bad_chunk])
@@ -302,22 +326,26 @@ class Bundle:
 
 # --- scan implementations ---------------------------------------------------------------------
 
-def _scan_native(data: np.ndarray, start: int, end: int):
+def _scan_native(data: np.ndarray, start: int, end: int, release=None):
+    """The record walk, a window of records at a time; `release(offset)` after each window lets
+    go of the pages walked."""
     ffi, lib = _native.ffi, _native.lib
     names = b"".join(_CONTENT_NAMES)
     lengths = ffi.new("uint32_t[]", [len(n) for n in _CONTENT_NAMES])
     src = ffi.from_buffer("uint8_t[]", data)
     parts = []
     offset = start
-    capacity = max(16, min(1 << 20, (end - start) // 104 + 1))
+    capacity = max(16, min(1 << 14, (end - start) // 104 + 1))
     count, next_offset = ffi.new("uint64_t*"), ffi.new("uint64_t*")
     while True:
         block = np.empty(capacity, RECORD_TABLE)
         code = lib.scan_records(src, end, offset, names, lengths, len(_CONTENT_NAMES),
                                 ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity,
                                 count, next_offset)
-        parts.append(block[:count[0]])
+        parts.append(block[:count[0]].copy() if count[0] < capacity // 2 else block[:count[0]])
         offset = next_offset[0]
+        if release is not None:
+            release(offset)
         if code != _SCAN_FULL:
             break
     table = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -357,7 +385,9 @@ def _scan_python(data: np.ndarray, start: int, end: int):
     return table, code, offset
 
 
-def _gather_native(data, offsets, lengths, size):
+def _gather_native(data, offsets, lengths, size, release=None):
+    """Copies the typed records of the given payloads, a window of the file at a time
+    (`release(offset)` after each lets go of the pages read)."""
     ffi, lib = _native.ffi, _native.lib
     capacity = int(lengths.sum()) // size if len(lengths) else 0
     out = np.empty(capacity * size, np.uint8)
@@ -366,14 +396,40 @@ def _gather_native(data, offsets, lengths, size):
     count, bad_chunk, bad_offset = ffi.new("uint64_t*"), ffi.new("uint64_t*"), ffi.new("uint64_t*")
     offsets = np.ascontiguousarray(offsets, np.uint64)
     lengths = np.ascontiguousarray(lengths, np.uint64)
-    code = lib.gather_typed(
-        ffi.from_buffer("uint8_t[]", data), ffi.cast("uint64_t*", ffi.from_buffer(offsets)),
-        ffi.cast("uint64_t*", ffi.from_buffer(lengths)), len(offsets), size,
-        ffi.cast("uint8_t*", ffi.from_buffer(out)), capacity,
-        ffi.cast("int64_t*", ffi.from_buffer(chunk)),
-        ffi.cast("uint64_t*", ffi.from_buffer(row_offsets)), count, bad_chunk, bad_offset)
-    n = count[0]
-    return code, out[:n * size], chunk[:n], row_offsets[:n], (bad_chunk[0], bad_offset[0])
+    src = ffi.from_buffer("uint8_t[]", data)
+    out_p = ffi.cast("uint8_t*", ffi.from_buffer(out))
+    chunk_p = ffi.cast("int64_t*", ffi.from_buffer(chunk))
+    rows_p = ffi.cast("uint64_t*", ffi.from_buffer(row_offsets))
+    offsets_p = ffi.cast("uint64_t*", ffi.from_buffer(offsets))
+    lengths_p = ffi.cast("uint64_t*", ffi.from_buffer(lengths))
+    n, code, bad = 0, _SCAN_OK, (0, 0)
+    for lo, hi in _windows(offsets):
+        code = lib.gather_typed(src, offsets_p + lo, lengths_p + lo, hi - lo, size,
+                                out_p + n * size, capacity - n, chunk_p + n, rows_p + n, count,
+                                bad_chunk, bad_offset)
+        chunk[n:n + count[0]] += lo
+        n += count[0]
+        if release is not None and hi > lo:
+            release(int(offsets[hi - 1]))
+        if code != _SCAN_OK:
+            bad = (lo + bad_chunk[0], bad_offset[0])
+            break
+    return code, out[:n * size], chunk[:n], row_offsets[:n], bad
+
+
+WINDOW_BYTES = 32 << 20  # how much of the file a pass reads before letting its pages go
+
+
+def _windows(offsets: np.ndarray):
+    """(lo, hi) index ranges of ascending file offsets, one per WINDOW_BYTES of the file."""
+    if not len(offsets):
+        return
+    first, last = int(offsets[0]), int(offsets[-1])
+    bounds = np.arange(first + WINDOW_BYTES, last + 1, WINDOW_BYTES, dtype=np.uint64)
+    cuts = [0, *np.searchsorted(offsets, bounds).tolist(), len(offsets)]
+    for lo, hi in zip(cuts, cuts[1:]):
+        if hi > lo:
+            yield lo, hi
 
 
 def _gather_python(data, offsets, lengths, size):

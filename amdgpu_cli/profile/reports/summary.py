@@ -157,8 +157,8 @@ class FixedRecords:
         if len(self.offsets) == 0:
             items = np.zeros(0, span)
         else:  # gather raw bytes (a plain copy per record), then read them through the layout
-            raw = _column_view(self.bundle.data, np.dtype(f"V{span.itemsize}"))[self.offsets + start]
-            items = raw.view(span)
+            view = _column_view(self.bundle.data, np.dtype(f"V{span.itemsize}"))
+            items = self.bundle.gather(view, self.offsets + start).view(span)
         return {name: np.ascontiguousarray(items[name]) for name in names}
 
 
@@ -186,7 +186,7 @@ def locate_fixed(bundle: Bundle, suffix: str) -> FixedRecords:
     chunks = chunks_of(bundle, suffix)
     if not (chunks.length % size).any():
         offsets = _stride_offsets(chunks, size)
-        if (_column_view(bundle.data, "<u4")[offsets] == size).all():
+        if (bundle.gather(_column_view(bundle.data, "<u4"), offsets) == size).all():
             return FixedRecords(bundle, ct, offsets, chunks)
     typed = bundle.typed(suffix)  # forward-extended or torn records: the exact walk
     return FixedRecords(bundle, ct, typed.offsets.astype(np.int64), typed.chunk, typed.rows)
@@ -208,7 +208,7 @@ def locate_stride(bundle: Bundle, suffix: str, message: str, *, load: bool = Fal
     offsets = _stride_offsets(chunks, size)
     rows = None
     if load and len(offsets):
-        if (_column_view(bundle.data, "<u4")[offsets] == size).all():
+        if (bundle.gather(_column_view(bundle.data, "<u4"), offsets) == size).all():
             rows = bundle.typed(suffix).rows  # the reader's walk lands on the same records
         else:
             rows = np.empty(len(offsets), ct.dtype)
