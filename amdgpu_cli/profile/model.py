@@ -86,11 +86,6 @@ def numeric_key(physical_device_ordinal: int, executable_id: int, function_ordin
     return f"device{physical_device_ordinal}/executable{executable_id}#{function_ordinal}"
 
 
-def hash_hex(words) -> str:
-    """IREE prints a 128-bit hash as two u64 words, `%016x%016x`."""
-    return f"{int(words[0]):016x}{int(words[1]):016x}"
-
-
 class Model:
     """Metadata indexed by key, in first-seen order."""
 

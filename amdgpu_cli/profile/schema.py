@@ -73,6 +73,11 @@ def status_name(code: int) -> str:
     return STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else "UNKNOWN_STATUS"
 
 
+def hash_hex(words) -> str:
+    """A 128-bit hash (code object, function) as IREE prints it: two u64 words, `%016x%016x`."""
+    return f"{int(words[0]):016x}{int(words[1]):016x}"
+
+
 # --- Typed payload records ------------------------------------------------------------------------
 
 DEVICE = _dtype(32, [

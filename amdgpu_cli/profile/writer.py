@@ -48,7 +48,7 @@ import numpy as np
 from amdgpu_cli.outputs import OutputFile
 from amdgpu_cli.siphash import siphash24
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.schema import U32_MAX, U64_MAX, RecordType
+from amdgpu_cli.profile.schema import U32_MAX, U64_MAX, RecordType, hash_hex
 
 if sys.byteorder != "little":  # pragma: no cover - every supported host is little-endian
     raise ImportError("the .ireeprof writer needs a little-endian host")
@@ -697,11 +697,6 @@ def function_hash(code_object_hash: Sequence[int], function_ordinal: int, consta
 # The builders' parameters are named after these functions; they call them through these aliases.
 _code_object_hash = code_object_hash
 _function_hash = function_hash
-
-
-def hash_hex(h: Sequence[int]) -> str:
-    """A 128-bit hash as the tools print it: word 0 then word 1, 32 lowercase hex digits."""
-    return f"{h[0]:016x}{h[1]:016x}"
 
 
 __all__ = [

@@ -38,10 +38,10 @@ import numpy as np
 
 from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.jsonl import Prerendered, string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions, key_matches
 from amdgpu_cli.profile.reader import Bundle, Typed
+from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Rows, Strings, group_ids, iree_sqrt
 
 U32_MAX = schema.U32_MAX
 SAMPLE_HEAD = schema.COUNTER_SAMPLE.itemsize
@@ -54,19 +54,6 @@ def unit_name(unit: int) -> str:
 
 def scope_name(scope: int) -> str:
     return schema.COUNTER_SCOPE_NAMES.get(scope, "unknown")
-
-
-def iree_sqrt(value: float) -> float:
-    """IREE's libm-free square root: 32 Newton steps from max(value, 1).
-
-    It has not converged for values above about 1e18, and iree-profile prints what it computes.
-    """
-    if value <= 0.0:
-        return 0.0
-    estimate = value if value >= 1.0 else 1.0
-    for _ in range(32):
-        estimate = 0.5 * (estimate + value / estimate)
-    return estimate
 
 
 # --- metadata -------------------------------------------------------------------------------------
@@ -211,7 +198,7 @@ class Group:
 
     @property
     def stddev(self) -> float:
-        return iree_sqrt(self.m2 / (self.samples - 1) if self.samples > 1 else 0.0)
+        return float(iree_sqrt(self.m2 / (self.samples - 1) if self.samples > 1 else 0.0))
 
     def row(self) -> dict:
         w, c = self.where, self.counter
@@ -270,8 +257,7 @@ class _SampleTable:
         if len(where):
             columns = [rows[name][where] for name in
                        ("physical_device_ordinal", "executable_id", "function_ordinal")]
-            _, first, inverse = np.unique(_factorize(columns), return_index=True,
-                                          return_inverse=True)
+            inverse, first = group_ids(*columns)
             base = len(self.keys)
             for j, head in enumerate(first.tolist()):
                 d, e, f = (int(c[head]) for c in columns)
@@ -280,7 +266,7 @@ class _SampleTable:
                 except BundleFormatError as error:
                     self.keys.append("")
                     self.key_errors[base + j] = error
-            self.key_index[where] = base + inverse.reshape(-1)
+            self.key_index[where] = base + inverse
         key_match = np.array([key_matches(k, self.options.filter) for k in self.keys], bool)
         self.key_match = key_match[self.key_index]
 
@@ -451,31 +437,13 @@ class _Pairs:
         return len(self.sample)
 
 
-def _factorize(columns: list[np.ndarray]) -> np.ndarray:
-    """One integer code per distinct tuple of column values."""
-    code = np.zeros(len(columns[0]), np.int64)
-    radix = 1
-    for column in columns:
-        unique, inverse = np.unique(column, return_inverse=True)
-        if radix * len(unique) >= 1 << 62:
-            _, code = np.unique(code, return_inverse=True)
-            code, radix = code.reshape(-1).astype(np.int64), int(code.max()) + 1
-        code = code * len(unique) + inverse.reshape(-1)
-        radix *= len(unique)
-    return code
-
-
 def _groups(table: _SampleTable, pairs: _Pairs) -> list[Group]:
     """Aggregate groups of the matched pairs, in first-matched order."""
     if not len(pairs):
         return []
     rows = {name: table.rows[name][pairs.sample] for name in GROUP_FIELDS + ("sample_id",)}
     columns = [pairs.part] + [rows[name] for name in GROUP_FIELDS]
-    _, first, inverse = np.unique(_factorize(columns), return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    rank = np.empty(len(first), np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    group_of_pair = rank[inverse]
+    group_of_pair, first = group_ids(*columns)
     by_group = np.argsort(group_of_pair, kind="stable")
     bounds = np.searchsorted(group_of_pair[by_group], np.arange(len(first) + 1))
     sample_ids = rows["sample_id"]
@@ -494,71 +462,52 @@ def _groups(table: _SampleTable, pairs: _Pairs) -> list[Group]:
     return groups
 
 
-class SampleRow(dict, Prerendered):
-    """A `counter_sample` row: a plain dict that also writes its own JSON line quickly."""
-
-    __slots__ = ()
-
-    def json(self) -> str:
-        r, s = self, string
-        return (
-            f'{{"type":"counter_sample","sample_id":{r["sample_id"]},'
-            f'"counter_set_id":{r["counter_set_id"]},"counter_set":{s(r["counter_set"])},'
-            f'"counter_ordinal":{r["counter_ordinal"]},"counter":{s(r["counter"])},'
-            f'"block":{s(r["block"])},"unit":{s(r["unit"])},"scope":{s(r["scope"])},'
-            f'"scope_value":{r["scope_value"]},"dispatch_event_id":{r["dispatch_event_id"]},'
-            f'"submission_id":{r["submission_id"]},"command_buffer_id":{r["command_buffer_id"]},'
-            f'"command_index":{r["command_index"]},"executable_id":{r["executable_id"]},'
-            f'"function_ordinal":{r["function_ordinal"]},"key":{s(r["key"])},'
-            f'"physical_device_ordinal":{r["physical_device_ordinal"]},'
-            f'"queue_ordinal":{r["queue_ordinal"]},"stream_id":{r["stream_id"]},'
-            f'"flags":{r["flags"]},'
-            f'"device_tick_range_present":{"true" if r["device_tick_range_present"] else "false"},'
-            f'"device_tick_domain":"device_tick","start_tick":{r["start_tick"]},'
-            f'"end_tick":{r["end_tick"]},"duration_ticks":{r["duration_ticks"]},'
-            f'"device_tick_range_valid":{"true" if r["device_tick_range_valid"] else "false"},'
-            f'"value":{r["value"]:.3f},"values":[{",".join(map(str, r["values"]))}]}}')
+SAMPLE_ROW = RowLayout("counter_sample", [
+    ("sample_id", "int"), ("counter_set_id", "int"), ("counter_set", "str"),
+    ("counter_ordinal", "int"), ("counter", "str"), ("block", "str"), ("unit", "str"),
+    ("scope", "str"), ("scope_value", "int"), ("dispatch_event_id", "int"),
+    ("submission_id", "int"), ("command_buffer_id", "int"), ("command_index", "int"),
+    ("executable_id", "int"), ("function_ordinal", "int"), ("key", "str"),
+    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
+    ("flags", "int"), ("device_tick_range_present", "bool"), ("device_tick_domain", "=device_tick"),
+    ("start_tick", "int"), ("end_tick", "int"), ("duration_ticks", "int"),
+    ("device_tick_range_valid", "bool"), ("value", "float"), ("values", "json"),
+])
 
 
-_SAMPLE_FIELDS = ("sample_id", "counter_set_id", "scope", "dispatch_event_id", "submission_id",
-                  "command_buffer_id", "command_index", "executable_id", "function_ordinal",
-                  "physical_device_ordinal", "queue_ordinal", "stream_id", "flags", "start_tick",
-                  "end_tick")
+def _sample_rows(table: _SampleTable, pairs: _Pairs) -> RowBlock:
+    """One `counter_sample` row per matched (sample, counter) pair."""
+    raw = [pairs.raw[k][j] for k, j in zip(pairs.part.tolist(), pairs.index.tolist())]
+    return _sample_block(table, pairs.sample, pairs.counters, pairs.part, pairs.value, raw)
 
 
-def _sample_row(sample: tuple, counter_set: CounterSet, counter: Counter, key: str,
-                value: float, values: list[int]) -> SampleRow:
-    (sample_id, set_id, scope, event, submission, command_buffer, command_index, executable,
-     function, pdo, queue, stream, flags, start, end) = sample
-    has_range = bool(flags & F.SAMPLE_DEVICE_TICK_RANGE)
-    valid = has_range and start != 0 and end != 0 and end >= start
-    return SampleRow(
-        type="counter_sample", sample_id=sample_id, counter_set_id=set_id,
-        counter_set=counter_set.name, counter_ordinal=counter.counter_ordinal,
-        counter=counter.name, block=counter.block, unit=unit_name(counter.unit),
-        scope=scope_name(scope), scope_value=scope, dispatch_event_id=event,
-        submission_id=submission, command_buffer_id=command_buffer,
-        command_index=command_index, executable_id=executable, function_ordinal=function,
-        key=key, physical_device_ordinal=pdo, queue_ordinal=queue, stream_id=stream,
-        flags=flags, device_tick_range_present=has_range, device_tick_domain="device_tick",
-        start_tick=start, end_tick=end, duration_ticks=end - start if valid else 0,
-        device_tick_range_valid=valid, value=value, values=values)
-
-
-def _sample_tuples(rows: np.ndarray) -> list[tuple]:
-    """The fields a sample row prints, as Python ints, one tuple per sample."""
-    return list(zip(*(rows[name].tolist() for name in _SAMPLE_FIELDS)))
-
-
-def _sample_rows(table: _SampleTable, pairs: _Pairs) -> Iterator[SampleRow]:
-    samples = _sample_tuples(table.rows[:table.fail_at])
-    sets, keys, key_index = table.catalog.sets, table.keys, table.key_index.tolist()
-    values = pairs.value.tolist()
-    for n, (i, k, j) in enumerate(zip(pairs.sample.tolist(), pairs.part.tolist(),
-                                      pairs.index.tolist())):
-        counter = pairs.counters[k]
-        yield _sample_row(samples[i], sets[counter.counter_set_id], counter, keys[key_index[i]],
-                          values[n], pairs.raw[k][j])
+def _sample_block(table: _SampleTable, sample: np.ndarray, counters: list, part: np.ndarray,
+                  value, raw: list) -> RowBlock:
+    """`counter_sample` rows: sample `sample[i]` (a row of table.rows) read through counter
+    `counters[part[i]]`, with its value and raw values."""
+    r = table.rows[sample]
+    start, end = r["start_tick"], r["end_tick"]
+    has_range = (r["flags"] & F.SAMPLE_DEVICE_TICK_RANGE) != 0
+    valid = has_range & (start != 0) & (end != 0) & (end >= start)
+    sets = table.catalog.sets
+    values = ["[" + ",".join(map(str, v)) + "]" for v in raw]
+    return SAMPLE_ROW.block(
+        sample_id=r["sample_id"], counter_set_id=r["counter_set_id"],
+        counter_set=Strings(part, [sets[c.counter_set_id].name for c in counters]),
+        counter_ordinal=np.array([c.counter_ordinal for c in counters] or [0], np.int64)[part],
+        counter=Strings(part, [c.name for c in counters]),
+        block=Strings(part, [c.block for c in counters]),
+        unit=Strings(part, [unit_name(c.unit) for c in counters]),
+        scope=Strings.enum(r["scope"], schema.COUNTER_SCOPE_NAMES), scope_value=r["scope"],
+        dispatch_event_id=r["dispatch_event_id"], submission_id=r["submission_id"],
+        command_buffer_id=r["command_buffer_id"], command_index=r["command_index"],
+        executable_id=r["executable_id"], function_ordinal=r["function_ordinal"],
+        key=Strings(table.key_index[sample], table.keys),
+        physical_device_ordinal=r["physical_device_ordinal"], queue_ordinal=r["queue_ordinal"],
+        stream_id=r["stream_id"], flags=r["flags"], device_tick_range_present=has_range,
+        start_tick=start, end_tick=end, duration_ticks=np.where(valid, end - start, 0),
+        device_tick_range_valid=valid, value=np.asarray(value, np.float64),
+        values=Strings.of(values))
 
 
 def _readable_samples(bundle: Bundle, bad_chunk: int) -> Typed:
@@ -586,7 +535,11 @@ def _readable_samples(bundle: Bundle, bad_chunk: int) -> Typed:
     return Typed(bundle, ct, rows, np.array(owners, np.int64), at.astype(np.uint64))
 
 
-def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator[dict]:
+def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    return Rows(_parts(bundle, options))
+
+
+def _parts(bundle: Bundle, options: ReportOptions) -> Iterator:
     bundle.check()
     model = Model.build(bundle)
     catalog = Catalog.read(bundle)
@@ -600,18 +553,16 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Iterator
     table = _SampleTable(bundle, model, catalog, options, samples)
     pairs = table.pairs(with_raw=options.counter_samples)
     if options.counter_samples:
-        yield from _sample_rows(table, pairs)
+        yield _sample_rows(table, pairs)
     if table.fail_at == table.n and torn is not None:
         raise torn
     if table.fail_at < table.n:
         done, error = table.failure()
-        if options.counter_samples:
-            i = table.fail_at
-            fields = _sample_tuples(table.rows[i:i + 1])[0]
-            key = table.keys[int(table.key_index[i])]
-            for counter, value, raw in done:
-                yield _sample_row(fields, catalog.sets[counter.counter_set_id], counter, key,
-                                  float(value), raw)
+        if options.counter_samples and done:
+            n = len(done)
+            yield _sample_block(table, np.full(n, table.fail_at), [c for c, _, _ in done],
+                                np.arange(n), [float(v) for _, v, _ in done],
+                                [raw for _, _, raw in done])
         raise error
 
     limit = table.fail_at

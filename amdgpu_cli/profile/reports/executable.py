@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Iterator
 
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.model import hash_hex
+from amdgpu_cli.profile.schema import hash_hex
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.projection import EXECUTABLE, HOST_TIMING, Projection

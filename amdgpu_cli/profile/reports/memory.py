@@ -41,7 +41,8 @@ from amdgpu_cli.errors import AmdgpuCliError, BundleFormatError, MissingMetadata
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions, key_matches
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Rows, Strings
+from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, RowLayout, Rows, Strings,
+                                                 group_ids)
 
 F = schema.Flags
 U32_MAX = schema.U32_MAX
@@ -121,27 +122,6 @@ ALLOCATION_LAYOUT = RowLayout("memory_allocation", [
 
 
 # --- grouping and balances ----------------------------------------------------------------------
-
-def _group(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group ids numbered in first-occurrence order, and each group's first row index."""
-    n = len(keys[0])
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.lexsort(keys[::-1])  # stable: rows of a group stay in row order
-    change = np.zeros(n, bool)
-    change[0] = True
-    for k in keys:
-        s = k[order]
-        change[1:] |= s[1:] != s[:-1]
-    provisional = np.cumsum(change) - 1
-    first = order[change]
-    by_first = np.argsort(first, kind="stable")
-    relabel = np.empty(len(first), np.int64)
-    relabel[by_first] = np.arange(len(first))
-    ids = np.empty(n, np.int64)
-    ids[order] = relabel[provisional]
-    return ids, first[by_first]
-
 
 def _segments(group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Stable order by group; segment starts in that order; segment index of each sorted row."""
@@ -305,30 +285,6 @@ def events_before(bundle: Bundle, record_index: int, options: ReportOptions) -> 
 
 # --- the accounting -----------------------------------------------------------------------------
 
-class Columns:
-    """Selected rows of a structured array, one contiguous column per field, extracted on use."""
-
-    def __init__(self, rows, index: np.ndarray | None = None):
-        self._rows = rows
-        self._index = index
-        self._cache: dict[str, np.ndarray] = {}
-        self._length = len(rows) if index is None else len(index)
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        column = self._cache.get(name)
-        if column is None:
-            column = self._rows[name]
-            column = np.ascontiguousarray(column) if self._index is None else column[self._index]
-            self._cache[name] = column
-        return column
-
-    def __len__(self) -> int:
-        return self._length
-
-    def take(self, index: np.ndarray) -> "Columns":
-        return Columns(self, index)
-
-
 class Accounting:
     """Devices, pools and allocations of the matched memory events (whole columns)."""
 
@@ -370,7 +326,7 @@ class Accounting:
         # Allocations first: a pool_release closes materialized bytes only while its own
         # reservation still has some open, which is that allocation's running state.
         in_alloc = np.flatnonzero(alloc_kind != 0)
-        alloc_group, alloc_first = _group(
+        alloc_group, alloc_first = group_ids(
             alloc_kind[in_alloc], ev["physical_device_ordinal"][in_alloc].astype(np.int64),
             ev["allocation_id"][in_alloc], pool_id[in_alloc])
         self.alloc_count = len(alloc_first)
@@ -387,7 +343,7 @@ class Accounting:
 
         # Devices.
         pdo = ev["physical_device_ordinal"].astype(np.int64)
-        device_group, device_first = _group(pdo)
+        device_group, device_first = group_ids(pdo)
         self.device_ordinals = pdo[device_first]
         ndev = len(device_first)
         self.device_type_counts = np.bincount(device_group * 13 + t, minlength=ndev * 13) \
@@ -417,7 +373,7 @@ class Accounting:
         order = np.argsort(position, kind="stable")
         candidates, kinds, pools_id = candidates[order], kinds[order], pools_id[order]
         is_stats = np.r_[np.zeros(len(in_pool), bool), np.ones(len(stats), bool)][order]
-        pool_group, pool_first = _group(
+        pool_group, pool_first = group_ids(
             kinds, pdo[candidates], pools_id, ev["memory_type"][candidates])
         npool = len(pool_first)
         self.pool_count = npool

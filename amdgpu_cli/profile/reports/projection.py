@@ -41,7 +41,9 @@ from amdgpu_cli.profile.clock import INT64_MAX, scale_ticks
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Strings, interleave
+from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, RowLayout, Segments, Strings,
+                                                 equals_u64, group_ids, interleave, iree_sqrt,
+                                                 welford)
 
 DISPATCH, EXECUTABLE, COMMAND, QUEUE = "dispatch", "executable", "command", "queue"
 MODES = (DISPATCH, EXECUTABLE, COMMAND, QUEUE)
@@ -58,139 +60,9 @@ _ID_FIELD = {DISPATCH: "event_id", EXECUTABLE: "executable_id", COMMAND: "comman
 
 # --- numeric helpers ------------------------------------------------------------------------------
 
-def iree_sqrt(values) -> np.ndarray:
-    """IREE's square root: 32 Newton steps from max(value, 1); 0 for value <= 0.
-
-    IREE's tools avoid libm; for very large values 32 steps do not converge, and the printed
-    standard deviation is whatever the iteration reached, so this repeats it step for step.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    estimate = np.where(v >= 1.0, v, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(32):
-            estimate = 0.5 * (estimate + v / estimate)
-    return np.where(v > 0.0, estimate, 0.0)
-
-
-def welford(values: list[float]) -> tuple[float, float]:
-    """IREE's running mean and sum of squared deviations over `values`, in order."""
-    mean = m2 = 0.0
-    n = 0
-    for x in values:
-        n += 1
-        delta = x - mean
-        mean += delta / n
-        m2 += delta * (x - mean)
-    return mean, m2
-
-
 def _printed_stable(value: float, rel: float) -> bool:
     """True when `%.3f` prints every value within `rel` (relative) of `value` the same."""
     return "%.3f" % (value * (1.0 - rel)) == "%.3f" % (value * (1.0 + rel))
-
-
-def group_ids(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Groups rows by the tuple of `columns`.
-
-    Returns (group id of each row, index of each group's first row); groups are numbered in
-    order of their first row.
-    """
-    n = len(columns[0])
-    if n == 0:
-        return np.zeros(0, np.intp), np.zeros(0, np.intp)
-    varying = [c for c in columns if not (c[0] == c[-1] and (c == c[0]).all())]
-    if not varying:
-        return np.zeros(n, np.intp), np.zeros(1, np.intp)
-    if len(varying) == 1:
-        code = varying[0]
-    else:
-        code = np.zeros(n, np.int64)
-        for column in varying:
-            _, inverse = np.unique(column, return_inverse=True)
-            code = code * (int(inverse.max()) + 1) + inverse.reshape(-1)
-            _, code = np.unique(code, return_inverse=True)
-            code = code.reshape(-1)
-    change = code[1:] != code[:-1]
-    if (code[1:] >= code[:-1]).all():  # already in first-seen order: no sort needed
-        first = np.concatenate(([0], np.flatnonzero(change) + 1))
-        gid = np.concatenate(([0], np.cumsum(change))).astype(np.intp)
-        return gid, first
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(order), np.intp)
-    rank[order] = np.arange(len(order))
-    return rank[inverse.reshape(-1)], first[order]
-
-
-class Columns:
-    """Named columns of a subset of typed records, gathered on first use.
-
-    Copying whole records (up to 152 bytes each) is the slow part on large bundles; reports
-    read a dozen fields at most.
-    """
-
-    def __init__(self, rows: np.ndarray, index: np.ndarray):
-        self._rows = rows
-        self.index = index
-        self._cache: dict[str, np.ndarray] = {}
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        column = self._cache.get(name)
-        if column is None:
-            column = self._cache[name] = self._rows[name][self.index]
-        return column
-
-    def subset(self, selection: np.ndarray) -> "Columns":
-        return Columns(self._rows, self.index[selection])
-
-
-class Segments:
-    """Per-group reductions over a subset of rows, keeping file order inside each group."""
-
-    def __init__(self, gid: np.ndarray, ngroups: int):
-        self.ngroups = ngroups
-        if len(gid) < 2 or (gid[1:] >= gid[:-1]).all():
-            self.order = None
-            g = gid
-        else:
-            self.order = np.argsort(gid, kind="stable")
-            g = gid[self.order]
-        if len(g):
-            self.starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
-        else:
-            self.starts = np.zeros(0, np.intp)
-        self.present = g[self.starts]
-        self.ends = np.append(self.starts[1:], len(g))
-
-    def sorted(self, values: np.ndarray) -> np.ndarray:
-        return values if self.order is None else values[self.order]
-
-    def reduce(self, ufunc, values: np.ndarray, fill) -> np.ndarray:
-        out = np.full(self.ngroups, fill, dtype=values.dtype)
-        if len(self.starts):
-            out[self.present] = ufunc.reduceat(self.sorted(values), self.starts)
-        return out
-
-    def total(self, values: np.ndarray, limit: int) -> np.ndarray | None:
-        """Exact per-group sums of non-negative integers; None when one exceeds `limit`."""
-        out = self.reduce(np.add, values, 0)
-        if not len(self.starts):
-            return out
-        approx = self.reduce(np.add, values.astype(np.float64), 0.0)
-        suspicious = np.flatnonzero(approx >= 2.0 ** 62)
-        if len(suspicious):
-            data = self.sorted(values)
-            where = {int(g): k for k, g in enumerate(self.present.tolist())}
-            for g in suspicious.tolist():
-                k = where[g]
-                exact = sum(data[self.starts[k]:self.ends[k]].tolist())
-                if exact > limit:
-                    return None
-                out[g] = exact
-        return out
 
 
 _HOST_TIMING_FIELDS = [(k, "=" + v) for k, v in HOST_TIMING.items()]
@@ -360,7 +232,7 @@ class Projection:
     def _id_mask(self, rows: Columns) -> np.ndarray | None:
         if self.options.id < 0:
             return None
-        return _equals(rows[_ID_FIELD[self.mode]], self.options.id)
+        return equals_u64(rows[_ID_FIELD[self.mode]], self.options.id)
 
     def _match(self, what: str, rows: Columns, chunk, pdo, queue, stream,
                failures: _Failures) -> tuple[np.ndarray, list[str], np.ndarray]:
@@ -434,11 +306,11 @@ class Projection:
         id_mask = self._id_mask(rows)
         if id_mask is not None:
             sel = np.flatnonzero(id_mask)
-            rows, chunk = rows.subset(sel), chunk[sel]
+            rows, chunk = rows.take(sel), chunk[sel]
             pdo, queue, stream = pdo[sel], queue[sel], stream[sel]
         matched, keys, key_index = self._match("dispatch event", rows, chunk, pdo, queue,
                                                stream, failures)
-        rows = rows.subset(matched)
+        rows = rows.take(matched)
         start, end = rows["start_tick"], rows["end_tick"]
         valid = (start != 0) & (end != 0) & (end >= start)
         events = Events(rows, chunk[matched], pdo[matched], queue[matched], stream[matched],
@@ -454,11 +326,11 @@ class Projection:
         id_mask = self._id_mask(rows)
         if id_mask is not None:
             sel = np.flatnonzero(id_mask)
-            rows, chunk = rows.subset(sel), chunk[sel]
+            rows, chunk = rows.take(sel), chunk[sel]
         matched, keys, key_index = self._match(
             "host dispatch event", rows, chunk, rows["physical_device_ordinal"],
             rows["queue_ordinal"], rows["stream_id"], failures)
-        rows = rows.subset(matched)
+        rows = rows.take(matched)
         start, end = rows["start_host_time_ns"], rows["end_host_time_ns"]
         valid = (start >= 0) & (end >= start)
         events = Events(rows, chunk[matched], rows["physical_device_ordinal"],
@@ -490,7 +362,7 @@ class Projection:
             rows = typed.rows
             mask = np.ones(len(rows), bool)
             if self.options.id >= 0:
-                mask &= _equals(rows["submission_id"], self.options.id)
+                mask &= equals_u64(rows["submission_id"], self.options.id)
             if self.options.filter not in ("", "*") and len(rows):
                 types, inverse = np.unique(rows["type"], return_inverse=True)
                 ok = np.array([self.options.matches(schema.QUEUE_EVENT_TYPE_NAMES.get(int(t),
@@ -560,7 +432,7 @@ class Projection:
         sel = np.flatnonzero(rows["command_buffer_id"] != 0)
         keys = ("command_buffer_id", "submission_id", "pdo", "queue", "stream")
         table = _span_table(ev, sel, keys, INT64_MAX, "host command aggregate total overflow")
-        _tile_columns(table, ev.valid[sel], ev.rows.subset(sel))
+        _tile_columns(table, ev.valid[sel], ev.rows.take(sel))
         self.host_command_groups = table
 
     # --- shared timing helpers for the reports ----------------------------------------------------
@@ -642,13 +514,6 @@ class Projection:
                 "total_host_dispatches": h.total, "matched_host_dispatches": h.matched,
                 "valid_host_dispatches": h.valid, "invalid_host_dispatches": h.invalid,
                 "host_aggregate_groups": len(self.host_groups)}
-
-
-def _equals(column: np.ndarray, value: int) -> np.ndarray:
-    """column == value for a u64 column and any Python int."""
-    if value > U64_MAX:
-        return np.zeros(len(column), bool)
-    return column == np.uint64(value)
 
 
 # --- table builders -------------------------------------------------------------------------------

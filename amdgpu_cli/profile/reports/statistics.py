@@ -37,7 +37,8 @@ from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.summary import Row, distinct, exact_sum, locate_stride, overflow
+from amdgpu_cli.profile.reports.summary import Row, distinct, locate_stride, overflow
+from amdgpu_cli.profile.reports.toolkit import dense_ids, exact_group_sums, exact_sum
 
 U32_MAX = schema.U32_MAX
 U64_MAX = schema.U64_MAX
@@ -156,43 +157,10 @@ def _u64(a) -> np.ndarray:
 
 def _group_sums(values: np.ndarray, order: np.ndarray, starts: np.ndarray, what: str) -> list[int]:
     """Exact per-group sums of values below 2**64; a sum past u64 is an error, as in the sink."""
-    v = _u64(values)[order]
-    hi = np.add.reduceat(v >> np.uint64(32), starts).tolist()
-    lo = np.add.reduceat(v & np.uint64(0xFFFFFFFF), starts).tolist()
-    sums = [(h << 32) + l for h, l in zip(hi, lo)]
+    sums = exact_group_sums(_u64(values)[order], starts)
     if any(s > U64_MAX for s in sums):
         raise overflow(f"profile statistics {what} overflow")
     return sums
-
-
-def _factorize(column: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense codes 0..k-1 for one key column, and k."""
-    lo, hi = column.min(), column.max()
-    if int(hi) - int(lo) < 1 << 20:  # ordinals and close ids: the offset is the code
-        return (column - lo).astype(np.int64), int(hi) - int(lo) + 1
-    values, codes = np.unique(column, return_inverse=True)
-    return codes.reshape(-1).astype(np.int64), len(values)
-
-
-def _group_ids(columns: list[np.ndarray], n: int) -> tuple[np.ndarray, int]:
-    """One id per distinct combination of the key columns (ids are dense, in no particular order)."""
-    code, size = np.zeros(n, np.int64), 1
-    for column in columns:
-        c, k = _factorize(np.asarray(column))
-        if k == 1:
-            continue
-        if size * k >= 1 << 62:  # too many combinations to pack: compact what we have first
-            _, code = np.unique(code, return_inverse=True)
-            code, size = code.reshape(-1).astype(np.int64), int(code.max()) + 1
-        code, size = code * k + c, size * k
-    if size <= 1 << 24:
-        present = np.zeros(size, bool)
-        present[code] = True
-        ids = np.cumsum(present) - 1
-        return ids[code], int(present.sum())
-    _, ids = np.unique(code, return_inverse=True)
-    ids = ids.reshape(-1)
-    return ids, int(ids.max()) + 1
 
 
 def _reduce(s: _Samples) -> list[tuple[int, dict]]:
@@ -200,7 +168,7 @@ def _reduce(s: _Samples) -> list[tuple[int, dict]]:
     n = len(s.order)
     if n == 0:
         return []
-    group, groups = _group_ids([s.keys[k] for k in _KEYS if not np.isscalar(s.keys[k])], n)
+    group, groups = dense_ids([s.keys[k] for k in _KEYS if not np.isscalar(s.keys[k])], n)
     # Small group ids sort with numpy's O(n) radix sort.
     order = np.argsort(group.astype(np.uint16) if groups <= 1 << 16 else group, kind="stable")
     g_sorted = group[order]

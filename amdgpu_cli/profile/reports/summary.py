@@ -33,6 +33,7 @@ from amdgpu_cli.profile.clock import DeviceClock
 from amdgpu_cli.profile.jsonl import Fixed
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports.toolkit import exact_sum
 
 U64_MAX = schema.U64_MAX
 F = schema.Flags
@@ -54,18 +55,6 @@ def distinct(values: np.ndarray) -> list[int]:
 
 def overflow(message: str) -> AmdgpuCliError:
     return AmdgpuCliError(message, status="OUT_OF_RANGE")
-
-
-def exact_sum(values: np.ndarray) -> int:
-    """Exact sum of non-negative integers below 2**64 (numpy's uint64 sum would wrap)."""
-    if len(values) == 0:
-        return 0
-    v = values.astype(np.uint64, copy=False)
-    if len(v) < (1 << 32):
-        hi = int((v >> np.uint64(32)).sum(dtype=np.uint64))
-        lo = int((v & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
-        return (hi << 32) + lo
-    return sum(int(x) for x in v)  # pragma: no cover - over four billion records
 
 
 # --- locating typed records in place ----------------------------------------------------------
