@@ -286,9 +286,10 @@ def events_before(bundle: Bundle, record_index: int, options: ReportOptions) -> 
 # --- the accounting -----------------------------------------------------------------------------
 
 class Accounting:
-    """Devices, pools and allocations of the matched memory events (whole columns)."""
+    """Devices, pools and allocations of the matched memory events (whole columns); with
+    `devices_only`, the device counts and balances alone (no pool or allocation rows)."""
 
-    def __init__(self, bundle: Bundle, options: ReportOptions):
+    def __init__(self, bundle: Bundle, options: ReportOptions, devices_only: bool = False):
         typed = bundle.typed("memory-events")
         rows = typed.rows
         records = bundle.records
@@ -326,6 +327,8 @@ class Accounting:
         # Allocations first: a pool_release closes materialized bytes only while its own
         # reservation still has some open, which is that allocation's running state.
         in_alloc = np.flatnonzero(alloc_kind != 0)
+        if devices_only:  # only the materialization walk below needs allocation groups
+            in_alloc = in_alloc[np.isin(t[in_alloc], (POOL_MATERIALIZE, POOL_RELEASE))]
         alloc_group, alloc_first = group_ids(
             alloc_kind[in_alloc], ev["physical_device_ordinal"][in_alloc].astype(np.int64),
             ev["allocation_id"][in_alloc], pool_id[in_alloc])
@@ -361,6 +364,8 @@ class Accounting:
             bal = balances(device_group[sel], ndev, is_open[sel], self.length[sel], self.exact)
             self._check(bal, sel, 0)
             self.device_balances.append(bal)
+        if devices_only:  # explain's memory pressure: the device rows alone
+            return
 
         # Pools: one row per (kind, device, pool, memory type) of every event, plus the pool
         # reservation row of each POOL_STATS sample, created right after the event's own row.

@@ -182,9 +182,12 @@ class _Failures:
     def add(self, order: tuple[int, int, int], error: Exception) -> None:
         self.items.append((order, error))
 
+    def first(self) -> tuple[tuple[int, int, int], Exception] | None:
+        return min(self.items, key=lambda item: item[0]) if self.items else None
+
     def raise_first(self) -> None:
         if self.items:
-            raise min(self.items, key=lambda item: item[0])[1]
+            raise self.first()[1]
 
 
 # --- the projection -------------------------------------------------------------------------------
@@ -211,6 +214,18 @@ class Projection:
 
     @classmethod
     def build(cls, bundle: Bundle, mode: str, options: ReportOptions) -> "Projection":
+        self, failure = cls.match(bundle, mode, options)
+        if failure is not None:
+            raise failure[1]
+        if not options.dispatch_events:
+            self.aggregate()
+        return self
+
+    @classmethod
+    def match(cls, bundle: Bundle, mode: str, options: ReportOptions):
+        """The matched events without aggregate tables, and the first metadata failure in file
+        order as ((record, 1, row), error) or None, not raised (`build` raises it). Events of a
+        function whose metadata is missing are left out; every other id-matched event is kept."""
         if mode not in MODES:
             raise ValueError(mode)
         bundle.check()
@@ -221,11 +236,12 @@ class Projection:
             self.queue_query = self._queue_query(failures)
         self.device = self._device_events(failures)
         self.host = self._host_events(failures)
-        failures.raise_first()
-        if not options.dispatch_events:
-            self._aggregate_device()
-            self._aggregate_host()
-        return self
+        return self, failures.first()
+
+    def aggregate(self) -> None:
+        """The per-function, per-command-buffer and per-submission tables of the matched events."""
+        self._aggregate_device()
+        self._aggregate_host()
 
     # --- id / metadata / key matching -------------------------------------------------------------
 
@@ -272,18 +288,17 @@ class Projection:
                     f"{int(cbs[row0])} submission={int(rows['submission_id'][row0])}"))
         # Function keys per (device, executable, function).
         kid, kfirst = group_ids(pdo, rows["executable_id"], rows["function_ordinal"])
-        keys: list[str] = []
+        keys: list[str | None] = []
         for row in kfirst.tolist():
             try:
                 keys.append(model.dispatch_key(int(pdo[row]), int(rows["executable_id"][row]),
                                                int(rows["function_ordinal"][row])))
             except MissingMetadataError as e:
-                keys.append("")
+                keys.append(None)
                 note(row, e)
         if fail_error is not None:
             failures.add(fail_order, fail_error)
-            return np.zeros(0, np.intp), [], np.zeros(0, np.intp)
-        key_ok = np.array([self.options.matches(k) for k in keys], dtype=bool)
+        key_ok = np.array([k is not None and self.options.matches(k) for k in keys], dtype=bool)
         matched = np.flatnonzero(key_ok[kid]) if len(keys) else np.zeros(0, np.intp)
         # Renumber the key groups over the matched rows only.
         used, remap = np.unique(kid[matched], return_inverse=True)
