@@ -3,7 +3,8 @@
 IREE prints integers in decimal (u64 unsigned), doubles with a fixed number of decimals (`%.3f`
 unless a field says otherwise), strings with its own escaping (`"` `\\` `\\b\\f\\n\\r\\t`, other bytes
 below 0x20 as `\\u00XX`, everything else passed through) and `null` for absent values. Rows built
-here are plain dicts in IREE's key order; `Fixed` marks a double with other than 3 decimals.
+here are plain dicts (or mappings) in IREE's key order; `Fixed` marks a double with other than 3
+decimals. Per-event rows come as row blocks (reports/toolkit.py) that render themselves natively.
 """
 
 from __future__ import annotations
@@ -24,18 +25,6 @@ class Fixed(float):
 
 class Raw(str):
     """Text already formatted as JSON (e.g. `%.17g` doubles); written as is."""
-
-
-class Prerendered:
-    """Base for row objects that render their own JSON object text (`json()`).
-
-    For per-event hot paths, where building and walking a dict per row costs more than the report.
-    """
-
-    __slots__ = ()
-
-    def json(self) -> str:
-        raise NotImplementedError
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -72,8 +61,6 @@ def value(v: Any) -> str:
 
 
 def dumps(row: dict[str, Any]) -> str:
-    if isinstance(row, Prerendered):
-        return row.json()
     return "{" + ",".join(f'"{k}":{value(v)}' for k, v in row.items()) + "}"
 
 
