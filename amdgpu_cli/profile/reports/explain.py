@@ -329,7 +329,7 @@ def _host_total_failure(host: Events):
         message = (f"host command aggregate total overflow "
                    f"command_buffer={int(rows['command_buffer_id'][k])} "
                    f"submission={int(rows['submission_id'][k])}")
-    return (chunk, 1, int(rows.index[k])), _overflow(message, chunk)
+    return (chunk, 1, rows.position(k)), _overflow(message, chunk)
 
 
 _HOST_LIMITS = (INT64_MAX, INT64_MAX, U64_MAX)

@@ -263,7 +263,7 @@ class Projection:
 
         def note(row: int, error: Exception) -> None:
             nonlocal fail_order, fail_error
-            order = (int(chunk[row]), 1, int(rows.index[row]))
+            order = (int(chunk[row]), 1, rows.position(row))
             if fail_order is None or order < fail_order:
                 fail_order, fail_error = order, error
 
@@ -306,7 +306,7 @@ class Projection:
 
     def _device_events(self, failures: _Failures) -> Events:
         typed = self.bundle.typed("dispatch-events")
-        rows = Columns(typed.rows, np.arange(len(typed.rows)))
+        rows = Columns(typed.rows)
         chunk = typed.chunk
         if len(rows):
             chunks, inverse = np.unique(chunk, return_inverse=True)
@@ -391,7 +391,7 @@ class Projection:
                 key = (int(matched["physical_device_ordinal"][row]),
                        int(matched["queue_ordinal"][row]), int(matched["stream_id"][row]))
                 if key not in model.queues:
-                    position = int(matched.index[row])
+                    position = matched.position(row)
                     failures.add((int(typed.chunk[position]), 0, position), MissingMetadataError(
                         f"{what} references missing queue metadata device={key[0]} "
                         f"queue={key[1]} stream={key[2]} "

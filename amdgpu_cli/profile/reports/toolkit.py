@@ -176,11 +176,15 @@ class Columns:
             self._cache[name] = column
         return column
 
+    def position(self, i: int) -> int:
+        """Row i of this selection as a row of the underlying array."""
+        return i if self.index is None else int(self.index[i])
+
     def take(self, index: np.ndarray) -> "Columns":
         """The rows `index` picks (positions in this selection)."""
-        if self.index is None or not isinstance(self._rows, np.ndarray):
+        if not isinstance(self._rows, np.ndarray):
             return Columns(self, index)
-        return Columns(self._rows, self.index[index])
+        return Columns(self._rows, index if self.index is None else self.index[index])
 
 
 class Segments:
