@@ -64,8 +64,6 @@ def native_module():
     return _native.ffi, _native.lib
 
 
-
-
 class Typed:
     """All typed records of one content type, in file order."""
 
