@@ -235,14 +235,19 @@ class Bundle:
             except (OSError, ValueError):  # an older kernel: the pass faults pages in itself
                 pass
 
+    def windows(self, starts: np.ndarray, ends: np.ndarray):
+        """(lo, hi) index ranges of ascending file ranges [starts, ends), one per WINDOW_BYTES of
+        the file: each window is mapped in one go before the caller reads it, and let go once it
+        has."""
+        for lo, hi in _windows(starts):
+            self.prefetch(int(starts[lo]), int(ends[hi - 1]))
+            yield lo, hi
+            self.release_pages(int(starts[hi - 1]))
+
     def gather(self, view: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """view[offsets] for a view over the mapped file (e.g. every byte offset read as one
         field) and ascending offsets, a window of the file at a time, letting pages go behind."""
-        parts = []
-        for lo, hi in _windows(offsets):
-            self.prefetch(int(offsets[lo]), int(offsets[hi - 1]) + view.itemsize)
-            parts.append(view[offsets[lo:hi]])
-            self.release_pages(int(offsets[hi - 1]))
+        parts = [view[offsets[lo:hi]] for lo, hi in self.windows(offsets, offsets + view.itemsize)]
         if not parts:
             return view[offsets]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -304,7 +309,7 @@ class Bundle:
         size = ct.dtype.itemsize
         if native_enabled():
             code, rows, chunk, row_offsets, bad = _gather_native(self.data, offsets, lengths, size,
-                                                                 self.release_pages, self.prefetch)
+                                                                 self.windows)
         else:
             code, rows, chunk, row_offsets, bad = _gather_python(self.data, offsets, lengths, size)
         self.release_pages()
@@ -401,9 +406,9 @@ def _scan_python(data: np.ndarray, start: int, end: int):
     return table, code, offset
 
 
-def _gather_native(data, offsets, lengths, size, release=None, prefetch=None):
+def _gather_native(data, offsets, lengths, size, windows=None):
     """Copies the typed records of the given payloads, a window of the file at a time
-    (`release(offset)` after each lets go of the pages read)."""
+    (`windows(starts, ends)`, default `_windows`: the payload ranges to copy at once)."""
     ffi, lib = _native.ffi, _native.lib
     capacity = int(lengths.sum()) // size if len(lengths) else 0
     out = np.empty(capacity * size, np.uint8)
@@ -419,16 +424,12 @@ def _gather_native(data, offsets, lengths, size, release=None, prefetch=None):
     offsets_p = ffi.cast("uint64_t*", ffi.from_buffer(offsets))
     lengths_p = ffi.cast("uint64_t*", ffi.from_buffer(lengths))
     n, code, bad = 0, _SCAN_OK, (0, 0)
-    for lo, hi in _windows(offsets):
-        if prefetch is not None:
-            prefetch(int(offsets[lo]), int(offsets[hi - 1] + lengths[hi - 1]))
+    for lo, hi in (_windows(offsets) if windows is None else windows(offsets, offsets + lengths)):
         code = lib.gather_typed(src, offsets_p + lo, lengths_p + lo, hi - lo, size,
                                 out_p + n * size, capacity - n, chunk_p + n, rows_p + n, count,
                                 bad_chunk, bad_offset)
         chunk[n:n + count[0]] += lo
         n += count[0]
-        if release is not None and hi > lo:
-            release(int(offsets[hi - 1]))
         if code != _SCAN_OK:
             bad = (lo + bad_chunk[0], bad_offset[0])
             break
