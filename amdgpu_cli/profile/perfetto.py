@@ -41,11 +41,11 @@ from typing import Iterable, TextIO
 import numpy as np
 
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import (HOST_CPU_TIMESTAMP_NS, IREE_HOST_TIME_NS, ClockFit,
-                                      map_tick_ranges)
+from amdgpu_cli.profile.clock import HOST_CPU_TIMESTAMP_NS, IREE_HOST_TIME_NS, ClockFit
 from amdgpu_cli.profile.jsonl import string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.tick_columns import map_tick_ranges
 
 U32_MAX = schema.U32_MAX
 F = schema.Flags

@@ -1,7 +1,8 @@
-"""The .ireeprof bundle format, version 1.6, declared once.
+"""The .ireeprof bundle format, version 1.6, declared once: its record layouts.
 
 Every reader, writer, report and test takes its layouts, content types and enumerations from this
-module. Layouts are numpy structured dtypes with explicit offsets and item sizes, so a dtype *is*
+module. The numbers and names that need no layout (magic, record types, flags, families, status
+and enumeration names) are owned by `names.py`, which needs no numpy, and re-exported here. Layouts are numpy structured dtypes with explicit offsets and item sizes, so a dtype *is*
 the wire layout: `np.frombuffer(payload, dtype)` decodes, `array.tobytes()` encodes.
 
 Sources: ../shared/reference/ireeprof.md sections 1-2 (file header, record header, typed payloads,
@@ -16,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-MAGIC = 0x46505249  # b"IRPF" little-endian
-VERSION_MAJOR = 1
-VERSION_MINOR = 6
-U32_MAX = 0xFFFFFFFF
-U64_MAX = 0xFFFFFFFFFFFFFFFF
-CONTENT_TYPE_PREFIX = "application/vnd.iree.hal.profile."
+from amdgpu_cli.profile.names import (  # noqa: F401 - re-exported: one import for readers
+    BUILTIN_METRIC_NAMES, CHUNK_FLAG_TRUNCATED, COMMAND_OP_NAMES, CONTENT_TYPE_PREFIX,
+    COUNTER_SCOPE_NAMES, COUNTER_UNIT_NAMES, DEPENDENCY_STRATEGY_NAMES, DEVICE_CLASS_NAMES,
+    ENDPOINT_TYPE_NAMES, FAMILIES, MAGIC, MEMORY_EVENT_TYPE_NAMES, METRIC_PLOT_HINT_NAMES,
+    METRIC_SEMANTIC_NAMES, METRIC_UNIT_NAMES, METRIC_VALUE_KIND_NAMES, QUEUE_EVENT_TYPE_NAMES,
+    RELATIONSHIP_TYPE_NAMES, STATUS_NAMES, TRACE_FORMAT_NAMES, U32_MAX, U64_MAX, VERSION_MAJOR,
+    VERSION_MINOR, ContentKind, Flags, RecordType, hash_hex, status_name)
 
 
 def _dtype(size: int, fields: list[tuple[int, str, str | tuple]]) -> np.dtype:
@@ -49,33 +51,6 @@ RECORD_HEADER = _dtype(104, [
     (80, U64, "chunk_flags"), (88, U64, "dropped_record_count"), (96, U32, "session_status_code"),
     (100, U16, "record_type"), (102, U16, "flags"),
 ])
-
-
-class RecordType:
-    NONE = 0
-    SESSION_BEGIN = 1
-    CHUNK = 2
-    SESSION_END = 3
-    NAMES = {1: "session_begin", 2: "chunk", 3: "session_end"}
-
-
-CHUNK_FLAG_TRUNCATED = 1
-
-STATUS_NAMES = [
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
-    "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
-    "DEFERRED", "INCOMPATIBLE",
-]
-
-
-def status_name(code: int) -> str:
-    return STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else "UNKNOWN_STATUS"
-
-
-def hash_hex(words) -> str:
-    """A 128-bit hash (code object, function) as IREE prints it: two u64 words, `%016x%016x`."""
-    return f"{int(words[0]):016x}{int(words[1]):016x}"
 
 
 # --- Typed payload records ------------------------------------------------------------------------
@@ -240,15 +215,6 @@ EXECUTABLE_TRACE = _dtype(88, [
 ])
 
 
-class ContentKind:
-    """How a content type's payload is split into typed records."""
-
-    SESSION = "session"    # begin/end records only
-    FIXED = "fixed"        # fixed-size records; record_length may exceed the layout (extension)
-    VARIABLE = "variable"  # a fixed head plus trailing bytes that must match its length fields
-    TRACE = "trace"        # exactly one 88-byte head, raw bytes to the end of the payload
-
-
 class ContentType:
     """One `application/vnd.iree.hal.profile.*` content type and its record layout."""
 
@@ -263,37 +229,22 @@ class ContentType:
         return f"ContentType({self.suffix!r})"
 
 
-# File order of this table is the order summary reports families in.
-CONTENT_TYPES: list[ContentType] = [
-    ContentType("session", "session", None, ContentKind.SESSION),
-    ContentType("devices", "device", DEVICE, ContentKind.FIXED),
-    ContentType("queues", "queue", QUEUE, ContentKind.FIXED),
-    ContentType("executables", "executable", EXECUTABLE, ContentKind.FIXED),
-    ContentType("executable-code-objects", "executable_code_object", CODE_OBJECT, ContentKind.VARIABLE),
-    ContentType("executable-code-object-loads", "executable_code_object_load", CODE_OBJECT_LOAD,
-                ContentKind.FIXED),
-    ContentType("executable-functions", "executable_function", FUNCTION, ContentKind.VARIABLE),
-    ContentType("command-buffers", "command_buffer", COMMAND_BUFFER, ContentKind.FIXED),
-    ContentType("command-operations", "command_operation", COMMAND_OPERATION, ContentKind.FIXED),
-    ContentType("clock-correlations", "clock_correlation", CLOCK_CORRELATION, ContentKind.FIXED),
-    ContentType("dispatch-events", "dispatch_event", DISPATCH_EVENT, ContentKind.FIXED),
-    ContentType("queue-events", "queue_event", QUEUE_EVENT, ContentKind.FIXED),
-    ContentType("queue-device-events", "queue_device_event", QUEUE_DEVICE_EVENT, ContentKind.FIXED),
-    ContentType("host-execution-events", "host_execution_event", HOST_EXECUTION_EVENT,
-                ContentKind.FIXED),
-    ContentType("command-region-events", "command_region_event", COMMAND_REGION_EVENT,
-                ContentKind.FIXED),
-    ContentType("memory-events", "memory_event", MEMORY_EVENT, ContentKind.FIXED),
-    ContentType("event-relationships", "event_relationship", EVENT_RELATIONSHIP, ContentKind.FIXED),
-    ContentType("counter-sets", "counter_set", COUNTER_SET, ContentKind.VARIABLE),
-    ContentType("counters", "counter", COUNTER, ContentKind.VARIABLE),
-    ContentType("counter-samples", "counter_sample", COUNTER_SAMPLE, ContentKind.VARIABLE),
-    ContentType("device-metric-sources", "device_metric_source", METRIC_SOURCE, ContentKind.VARIABLE),
-    ContentType("device-metric-descriptors", "device_metric_descriptor", METRIC_DESCRIPTOR,
-                ContentKind.VARIABLE),
-    ContentType("device-metric-samples", "device_metric_sample", METRIC_SAMPLE, ContentKind.VARIABLE),
-    ContentType("executable-traces", "executable_trace", EXECUTABLE_TRACE, ContentKind.TRACE),
-]
+# Every family of `names.FAMILIES` (in its order, the order summary reports them in) and its layout.
+_LAYOUTS = {
+    "devices": DEVICE, "queues": QUEUE, "executables": EXECUTABLE,
+    "executable-code-objects": CODE_OBJECT, "executable-code-object-loads": CODE_OBJECT_LOAD,
+    "executable-functions": FUNCTION, "command-buffers": COMMAND_BUFFER,
+    "command-operations": COMMAND_OPERATION, "clock-correlations": CLOCK_CORRELATION,
+    "dispatch-events": DISPATCH_EVENT, "queue-events": QUEUE_EVENT,
+    "queue-device-events": QUEUE_DEVICE_EVENT, "host-execution-events": HOST_EXECUTION_EVENT,
+    "command-region-events": COMMAND_REGION_EVENT, "memory-events": MEMORY_EVENT,
+    "event-relationships": EVENT_RELATIONSHIP, "counter-sets": COUNTER_SET, "counters": COUNTER,
+    "counter-samples": COUNTER_SAMPLE, "device-metric-sources": METRIC_SOURCE,
+    "device-metric-descriptors": METRIC_DESCRIPTOR, "device-metric-samples": METRIC_SAMPLE,
+    "executable-traces": EXECUTABLE_TRACE,
+}
+CONTENT_TYPES: list[ContentType] = [ContentType(suffix, key, _LAYOUTS.get(suffix), kind)
+                                    for suffix, key, kind in FAMILIES]
 BY_NAME: dict[str, ContentType] = {ct.name: ct for ct in CONTENT_TYPES}
 BY_SUFFIX: dict[str, ContentType] = {ct.suffix: ct for ct in CONTENT_TYPES}
 
@@ -319,98 +270,6 @@ def variable_tail_length(ct: ContentType, head: np.void) -> int:
         return METRIC_VALUE.itemsize * int(head["value_count"])
     raise KeyError(s)
 
-
-# --- Enumerations ---------------------------------------------------------------------------------
-
-COMMAND_OP_NAMES = {0: "unknown", 1: "barrier", 2: "dispatch", 3: "fill", 4: "copy", 5: "update",
-                    6: "profile_marker", 7: "branch", 8: "cond_branch", 9: "return"}
-QUEUE_EVENT_TYPE_NAMES = {0: "unknown", 1: "barrier", 2: "dispatch", 3: "execute", 4: "copy",
-                          5: "fill", 6: "update", 7: "read", 8: "write", 9: "alloca",
-                          10: "dealloca", 11: "host_call"}
-DEPENDENCY_STRATEGY_NAMES = {0: "none", 1: "inline", 2: "device_barrier", 3: "software_defer"}
-MEMORY_EVENT_TYPE_NAMES = {0: "unknown", 1: "slab_acquire", 2: "slab_release", 3: "pool_reserve",
-                           4: "pool_materialize", 5: "pool_release", 6: "pool_wait",
-                           7: "queue_alloca", 8: "queue_dealloca", 9: "buffer_allocate",
-                           10: "buffer_free", 11: "buffer_import", 12: "buffer_unimport"}
-RELATIONSHIP_TYPE_NAMES = {1: "queue_submission_dispatch",
-                           2: "queue_submission_queue_device_event",
-                           3: "queue_event_host_execution_event",
-                           4: "queue_submission_host_execution_event"}
-ENDPOINT_TYPE_NAMES = {1: "queue_submission", 2: "queue_event", 3: "dispatch_event",
-                       4: "command_operation", 5: "memory_event", 6: "artifact",
-                       7: "queue_device_event", 8: "host_execution_event"}
-COUNTER_UNIT_NAMES = {0: "none", 1: "count", 2: "cycles", 3: "bytes"}
-COUNTER_SCOPE_NAMES = {0: "none", 1: "dispatch", 2: "command_operation", 3: "device_time_range"}
-DEVICE_CLASS_NAMES = {0: "none", 1: "cpu", 2: "gpu", 3: "npu", 0x7FFFFFFF: "other"}
-METRIC_UNIT_NAMES = {0: "none", 1: "count", 2: "hz", 3: "bytes", 4: "bytes_per_second",
-                     5: "millipercent", 6: "millidegrees_celsius", 7: "microwatts",
-                     8: "microjoules", 9: "bitfield", 10: "enum"}
-METRIC_VALUE_KIND_NAMES = {1: "i64", 2: "u64", 3: "f64"}
-METRIC_SEMANTIC_NAMES = {1: "instant", 2: "average", 3: "cumulative", 4: "delta", 5: "state"}
-METRIC_PLOT_HINT_NAMES = {1: "number", 2: "memory", 3: "percentage", 4: "frequency",
-                          5: "temperature", 6: "power", 7: "energy", 8: "bandwidth"}
-TRACE_FORMAT_NAMES = {0: "none", 1: "amdgpu_att"}
-
-
-class Flags:
-    DEVICE_UUID = 1 << 0
-    CODE_OBJECT_HASH = 1 << 0
-    FUNCTION_HASH = 1 << 0
-    # command operation flags
-    OP_EXECUTION_BARRIER = 1 << 0
-    OP_INDIRECT_PARAMETERS = 1 << 1
-    OP_DYNAMIC_BINDINGS = 1 << 2
-    OP_STATIC_BINDINGS = 1 << 3
-    OP_PREPUBLISHED_ARGUMENTS = 1 << 4
-    OP_CONTROL_FLOW = 1 << 5
-    OP_BLOCK_STRUCTURE = 1 << 6
-    # clock correlation flags
-    CLOCK_DEVICE_TICK = 1 << 0
-    CLOCK_HOST_CPU_TIMESTAMP = 1 << 1
-    CLOCK_HOST_SYSTEM_TIMESTAMP = 1 << 2
-    CLOCK_HOST_TIME_BRACKET = 1 << 3
-    CLOCK_DEVICE_TICK_UNALIGNED = 1 << 4
-    # dispatch event flags
-    DISPATCH_COMMAND_BUFFER = 1 << 0
-    DISPATCH_INDIRECT_PARAMETERS = 1 << 1
-    # queue / device queue event flags
-    QUEUE_SOFTWARE_DEFERRED = 1 << 0
-    # host execution flags
-    HOST_COMMAND_BUFFER = 1 << 0
-    HOST_INDIRECT_PARAMETERS = 1 << 1
-    HOST_DEFERRED = 1 << 2
-    # command region flags
-    REGION_COMMAND_BUFFER = 1 << 0
-    REGION_BLOCK_TRANSITION = 1 << 1
-    REGION_TERMINAL = 1 << 2
-    REGION_HAS_NEXT_REGION = 1 << 3
-    # memory event flags
-    MEMORY_QUEUE_OPERATION = 1 << 0
-    MEMORY_WAIT_FRONTIER = 1 << 1
-    MEMORY_WAIT_NOTIFICATION = 1 << 2
-    MEMORY_POOL_RESERVATION = 1 << 3
-    MEMORY_POOL_STATS = 1 << 4
-    MEMORY_EXTERNALLY_OWNED = 1 << 5
-    # counters
-    COUNTER_RAW = 1 << 0
-    SAMPLE_DISPATCH_EVENT = 1 << 0
-    SAMPLE_COMMAND_OPERATION = 1 << 1
-    SAMPLE_DEVICE_TICK_RANGE = 1 << 2
-    # metric samples
-    METRIC_SOURCE_TIMESTAMP = 1 << 0
-    METRIC_PARTIAL = 1 << 1
-    # traces
-    TRACE_DISPATCH_EVENT = 1 << 0
-    TRACE_COMMAND_OPERATION = 1 << 1
-
-
-BUILTIN_METRIC_NAMES = {
-    1: "clock.compute.current", 2: "clock.memory.current", 3: "temperature.edge",
-    4: "temperature.hotspot", 5: "temperature.memory", 6: "power.socket", 7: "energy.socket",
-    8: "activity.compute", 9: "activity.memory", 10: "memory.local.used",
-    11: "memory.local.total", 12: "memory.traffic.read", 13: "memory.traffic.write",
-    14: "throttle.status", 15: "performance.tier",
-}
 
 for _dt in (DEVICE, QUEUE, EXECUTABLE, CODE_OBJECT, CODE_OBJECT_LOAD, FUNCTION, COMMAND_BUFFER,
             COMMAND_OPERATION, CLOCK_CORRELATION, DISPATCH_EVENT, QUEUE_EVENT, QUEUE_DEVICE_EVENT,

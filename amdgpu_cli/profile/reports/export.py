@@ -32,7 +32,7 @@ import numpy as np
 
 from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import map_tick_ranges
+from amdgpu_cli.profile.tick_columns import map_tick_ranges
 from amdgpu_cli.profile.jsonl import Raw, string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions

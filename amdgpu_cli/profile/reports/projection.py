@@ -37,7 +37,8 @@ import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError, MissingMetadataError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import INT64_MAX, scale_ticks
+from amdgpu_cli.profile.clock import INT64_MAX
+from amdgpu_cli.profile.tick_columns import scale_ticks
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
