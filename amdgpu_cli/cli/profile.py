@@ -8,6 +8,7 @@ as JSONL or hands them to the command's text renderer.
 from __future__ import annotations
 
 import importlib
+import sys
 
 import click
 
@@ -47,8 +48,9 @@ def _open(path: str):
         return Bundle.open(path)
 
 
-def _emit(command: str, path: str, fmt: str, **options) -> None:
-    """Runs one report and writes its rows as JSONL or as text."""
+def _emit(command: str, path: str, fmt: str, first=None, **options) -> None:
+    """Runs one report and writes its rows as JSONL or as text. `first(path)`, when given, is a
+    quicker way to the same rows that returns None where the report itself must run."""
     from amdgpu_cli.profile.options import ReportOptions
 
     opts = ReportOptions(**options)
@@ -57,24 +59,28 @@ def _emit(command: str, path: str, fmt: str, **options) -> None:
     if opts.counter_samples and fmt != "jsonl":
         raise click.UsageError("--counter_samples requires --format=jsonl")
     from amdgpu_cli.cli.terminal import progress
-    from amdgpu_cli.profile.reader import Bundle
 
-    module = importlib.import_module(f"amdgpu_cli.profile.reports.{command}")
     with progress(f"{command}: {path}"):
-        rows = module.report(Bundle.open(path), opts)
+        rows = first(path) if first is not None else None
+        if rows is None:
+            from amdgpu_cli.profile.reader import Bundle
+
+            module = importlib.import_module(f"amdgpu_cli.profile.reports.{command}")
+            rows = module.report(Bundle.open(path), opts)
         if fmt != "jsonl" and hasattr(rows, "__next__"):
             rows = list(rows)  # a lazy report: do the work while the activity bar is up
     if fmt == "jsonl":
-        import sys
-
         from amdgpu_cli.profile.jsonl import write_rows
 
         write_rows(sys.stdout, rows)
-    else:
+        return
+    renderer = importlib.import_module(f"amdgpu_cli.cli.profile_text.{command}")
+    if getattr(renderer, "RICH", False):
         from amdgpu_cli.cli.terminal import console
 
-        renderer = importlib.import_module(f"amdgpu_cli.cli.profile_text.{command}")
         renderer.render(rows, console())
+    else:
+        renderer.render(rows, sys.stdout)
 
 
 @profile.command("cat")
@@ -90,7 +96,9 @@ def cat_command(fmt: str, file: str) -> None:
 @_file_argument
 def summary_command(fmt: str, file: str) -> None:
     """Bundle health, record counts, clock fit and per-device dispatch timing."""
-    _emit("summary", file, fmt)
+    from amdgpu_cli.profile.reports.summary_native import report_file
+
+    _emit("summary", file, fmt, first=report_file)
 
 
 @profile.command("statistics")

@@ -1,8 +1,9 @@
 """Builds `amdgpu_cli.profile._scan`: the bundle scanner's native fast path (cffi API mode).
 
 The C code does only what is too slow in Python for bundles of hundreds of thousands of records:
-walking the record chain, copying fixed-size typed records into contiguous arrays, and rendering
-JSONL rows from columns (`_rows.c`, for `reports/toolkit.RowLayout`). It checks
+walking the record chain, copying fixed-size typed records into contiguous arrays, rendering
+JSONL rows from columns (`_rows.c`, for `reports/toolkit.RowLayout`), and `summary`'s whole work
+in one pass (`_summary.c`, for `reports/summary_native.py`). It checks
 exactly what `reader.py`'s pure-Python path checks, returns the same error codes, and the tests
 run both paths on the same bundles. Built by `pip install` (setup.py `cffi_modules`); when it is
 absent, the reader uses the Python path.
@@ -52,6 +53,35 @@ uint64_t render_rows(const row_field_t* fields, int count, const char* head, uin
 
 uint64_t copy_ranges(const uint8_t* src, const uint64_t* starts, const uint64_t* ends, uint64_t n,
                      uint8_t* dst);
+
+typedef struct {
+    uint64_t file_records, session_begin_records, chunk_records, session_end_records;
+    uint64_t non_ok_session_end_records, unknown_records, first_non_ok_offset;
+    uint64_t unknown_chunks, truncated_chunks, dropped_records;
+    uint64_t chunks[24];
+    uint64_t records[24];
+    uint64_t code_object_bytes, trace_bytes, metric_values, invalid_metric_samples;
+    uint64_t invalid_host_execution, host_execution_ns;
+    uint64_t invalid_command_region, command_region_ns;
+    uint64_t device_count;
+} summary_totals_t;
+
+typedef struct {
+    uint64_t physical_device_ordinal;
+    uint64_t device_records, queue_count, queue_records;
+    uint64_t clock_samples, clock_unaligned, first_clock_offset, last_clock_offset;
+    uint64_t clock_brackets;
+    int64_t min_uncertainty_ns, max_uncertainty_ns;
+    uint64_t dispatches, invalid_dispatches, total_ticks, min_ticks, max_ticks;
+    uint64_t earliest_start, latest_end;
+    uint64_t metric_samples, metric_values, invalid_metric_samples;
+} summary_device_t;
+
+int summary_layout(uint32_t* families, uint32_t* offsets, uint32_t* sizes, int capacity);
+
+int summarize(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+              const uint32_t* type_lengths, int type_count, uint64_t window,
+              summary_totals_t* totals, summary_device_t* devices, uint64_t device_capacity);
 """
 
 SOURCE = r"""
@@ -140,9 +170,13 @@ int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-# The JSONL row renderer (reports/toolkit.py's RowLayout) is plain C in its own file.
-ROWS_SOURCE = (Path(__file__).resolve().parent / "_rows.c").read_text()
-ffibuilder.set_source("amdgpu_cli.profile._scan", SOURCE + ROWS_SOURCE, extra_compile_args=["-O2"])
+# The JSONL row renderer (reports/toolkit.py's RowLayout) and summary's one-pass reducer
+# (reports/summary_native.py) are plain C in their own files.
+_HERE = Path(__file__).resolve().parent
+ffibuilder.set_source("amdgpu_cli.profile._scan",
+                      SOURCE + (_HERE / "_rows.c").read_text() + (_HERE / "_summary.c").read_text(),
+                      extra_compile_args=["-O2", "-pthread"],
+                      extra_link_args=["-pthread"])
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=False)

@@ -25,13 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from amdgpu_cli.errors import BundleFormatError, InputFileError
+from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
-
-try:  # the native fast path; absent when the package was not built
-    from amdgpu_cli.profile import _scan as _native
-except ImportError:  # pragma: no cover - depends on the install
-    _native = None
+from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file
+from amdgpu_cli.profile.native import CONTENT_NAMES, content_name_table, native_enabled
+from amdgpu_cli.profile.native import scan as _native
 
 RECORD_TABLE = np.dtype({
     "names": ["offset", *schema.RECORD_HEADER.names, "content_index"],
@@ -50,18 +48,7 @@ _SCAN_MESSAGES = {
 }
 _SCAN_OK, _SCAN_FULL, _TYPED_TRUNCATED, _TYPED_LENGTH = 0, 1, 7, 8
 
-_CONTENT_NAMES = [ct.name.encode() for ct in schema.CONTENT_TYPES]
 _HEADER = struct.Struct("<QQQQQQQIIIII4xQQIHH")
-
-
-def native_enabled() -> bool:
-    """Whether the native fast paths (`_scan`) are built and not switched off."""
-    return _native is not None and os.environ.get("AMDGPU_CLI_PURE_PYTHON", "") in ("", "0")
-
-
-def native_module():
-    """(ffi, lib) of the native module; only when `native_enabled()`."""
-    return _native.ffi, _native.lib
 
 
 class Typed:
@@ -146,22 +133,9 @@ class Bundle:
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Bundle":
         path = os.fspath(path)
-        try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size == 0:
-                    return cls(np.zeros(0, np.uint8), path)
-                # Not pre-faulted: the kernel maps file pages around each fault in batches, and
-                # pages the walk has passed are let go again (`release_pages`), so the file's
-                # size never counts whole against peak memory.
-                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except FileNotFoundError:
-            raise InputFileError(f"failed to open file '{path}'") from None
-        except IsADirectoryError:
-            raise InputFileError(f"'{path}' is a directory", status="INVALID_ARGUMENT") from None
-        except OSError as e:
-            raise InputFileError(f"failed to read '{path}': {e.strerror or e}",
-                                 status="UNAVAILABLE") from None
+        mm = map_file(path)
+        if mm is None:
+            return cls(np.zeros(0, np.uint8), path)
         return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm)
 
     @classmethod
@@ -349,8 +323,7 @@ def _scan_native(data: np.ndarray, start: int, end: int, release=None, prefetch=
     """The record walk, a window of records at a time: `prefetch(start, end)` before each window
     maps the next WINDOW_BYTES at once, `release(offset)` after it lets go of the pages walked."""
     ffi, lib = _native.ffi, _native.lib
-    names = b"".join(_CONTENT_NAMES)
-    lengths = ffi.new("uint32_t[]", [len(n) for n in _CONTENT_NAMES])
+    names, lengths = content_name_table(ffi)
     src = ffi.from_buffer("uint8_t[]", data)
     parts = []
     offset = start
@@ -360,7 +333,7 @@ def _scan_native(data: np.ndarray, start: int, end: int, release=None, prefetch=
         if prefetch is not None:
             prefetch(offset, offset + WINDOW_BYTES)
         block = np.empty(capacity, RECORD_TABLE)
-        code = lib.scan_records(src, end, offset, names, lengths, len(_CONTENT_NAMES),
+        code = lib.scan_records(src, end, offset, names, lengths, len(CONTENT_NAMES),
                                 ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity,
                                 count, next_offset)
         parts.append(block[:count[0]].copy() if count[0] < capacity // 2 else block[:count[0]])
@@ -375,7 +348,7 @@ def _scan_native(data: np.ndarray, start: int, end: int, release=None, prefetch=
 
 def _scan_python(data: np.ndarray, start: int, end: int):
     buf = memoryview(data)
-    content_index = {n: i for i, n in enumerate(_CONTENT_NAMES)}
+    content_index = {n: i for i, n in enumerate(CONTENT_NAMES)}
     rows = []
     offset, code = start, _SCAN_OK
     unpack = _HEADER.unpack_from
@@ -436,7 +409,6 @@ def _gather_native(data, offsets, lengths, size, windows=None):
     return code, out[:n * size], chunk[:n], row_offsets[:n], bad
 
 
-WINDOW_BYTES = 32 << 20  # how much of the file a pass reads before letting its pages go
 _POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else 0)
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 
-def render(rows, console) -> None:
-    out = console.file
+def render(rows, out) -> None:
     for row in rows:
         if row["type"] == "file":
             out.write("IREE HAL profile bundle\n"

@@ -10,8 +10,7 @@ from amdgpu_cli.cli.profile_text.dispatch import fields, table
 U32_MAX = 0xFFFFFFFF
 
 
-def render(rows, console) -> None:
-    out = console.file
+def render(rows, out) -> None:
     rows = list(rows)
     s = rows[0]
     out.write("IREE HAL profile command-buffer summary\n")

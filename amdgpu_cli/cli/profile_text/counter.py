@@ -26,6 +26,9 @@ def _function(row: dict) -> str:
     return f"{row['executable_id']}#{ordinal}"
 
 
+RICH = True  # drawn through a rich Console, not written as plain lines
+
+
 def render(rows, console) -> None:
     from rich import box
     from rich.table import Table

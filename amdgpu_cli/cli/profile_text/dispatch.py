@@ -69,8 +69,7 @@ def table(out, indent: str, headers: list[str], rows: list[list], width: int = W
         out.write("\n".join((fmt % line).rstrip() for line in zip(*texts)) + "\n")
 
 
-def render(rows, console) -> None:
-    out = console.file
+def render(rows, out) -> None:
     rows = list(rows)
     summary = next(r for r in rows if r["type"] == "dispatch_summary")
     out.write("IREE HAL profile dispatch summary\n")

@@ -6,8 +6,7 @@ from __future__ import annotations
 from amdgpu_cli.cli.profile_text.dispatch import fields, table
 
 
-def render(rows, console) -> None:
-    out = console.file
+def render(rows, out) -> None:
     rows = list(rows)
     s = rows[0]
     out.write("IREE HAL profile executable summary\n")

@@ -21,6 +21,9 @@ def _ticks(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else _f(v)
 
 
+RICH = True  # drawn through a rich Console, not written as plain lines
+
+
 def render(rows, console) -> None:
     rows = list(rows)
     by_type: dict[str, list[dict]] = {}

@@ -20,6 +20,9 @@ _BALANCE_NAMES = {
 }
 
 
+RICH = True  # drawn through a rich Console, not written as plain lines
+
+
 def render(rows, console) -> None:
     if isinstance(rows, MemoryReport):
         rows = rows.text_rows()

@@ -12,8 +12,7 @@ def _queue_key(r: dict) -> tuple[int, int, int]:
     return r["physical_device_ordinal"], r["queue_ordinal"], r["stream_id"]
 
 
-def render(rows, console) -> None:
-    out = console.file
+def render(rows, out) -> None:
     rows = list(rows)
     s = rows[0]
     out.write("IREE HAL profile queue summary\n")

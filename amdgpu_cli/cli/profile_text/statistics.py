@@ -93,10 +93,9 @@ def _average(row) -> tuple[int | None, int | None]:
     return row["total_duration"] // count, None if ns is None else ns // count
 
 
-def render(rows, console) -> None:
+def render(rows, out) -> None:
     rows = list(rows)
     summary, rows = rows[0], rows[1:]
-    out = console.file  # plain lines: no per-line rich rendering
 
     def w(text: str = "") -> None:
         out.write(text + "\n")

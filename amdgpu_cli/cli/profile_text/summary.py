@@ -44,11 +44,10 @@ def _n(v) -> str:
     return f"{v:,}"
 
 
-def render(rows, console) -> None:
+def render(rows, out) -> None:
     rows = list(rows)
     summary = next(r for r in rows if r["type"] == "summary")
     devices = [r for r in rows if r["type"] == "device_summary"]
-    out = console.file  # plain lines: no per-line rich rendering
 
     def w(text: str) -> None:
         out.write(text + "\n")

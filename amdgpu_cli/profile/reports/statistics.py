@@ -37,7 +37,8 @@ from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.summary import Row, distinct, locate_stride, overflow
+from amdgpu_cli.profile.reports.summary import distinct, locate_stride, overflow
+from amdgpu_cli.profile.reports.summary_rows import Row
 from amdgpu_cli.profile.reports.toolkit import dense_ids, exact_group_sums, exact_sum
 
 U32_MAX = schema.U32_MAX

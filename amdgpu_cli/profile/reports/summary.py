@@ -10,6 +10,10 @@ records are DATA_LOSS), variable records must match their length fields (except 
 functions, which summary only counts), and when several records are bad the first in file order is
 reported. No metadata model is needed: summary never joins events to functions or queues.
 
+This is the exact walk over a `Bundle`: the command line first runs the one-pass native reducer
+(`summary_native.py`, no numpy), which hands a bundle here whenever this walk must judge it (any
+error, any sum past 2**64). Both fill the same counts; `summary_rows.py` makes the rows.
+
 Speed: the high-volume event families are located in place. When every record of a family is
 exactly its layout's size (what IREE's writers always produce) the records sit at a fixed stride,
 so one vectorized read of the `record_length` column proves the walk, and the few fields summary
@@ -30,22 +34,14 @@ import numpy as np
 from amdgpu_cli.errors import AmdgpuCliError, BundleFormatError
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.clock import DeviceClock
-from amdgpu_cli.profile.jsonl import Fixed
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports.summary_rows import DeviceSummary, Row, device_row, summary_row
 from amdgpu_cli.profile.reports.toolkit import exact_sum
 
 U64_MAX = schema.U64_MAX
 F = schema.Flags
 _CONTENT_INDEX = {ct.suffix: i for i, ct in enumerate(schema.CONTENT_TYPES)}
-
-
-class Row(dict):
-    """A JSONL row (the dict, in IREE's key order) plus `extra`: facts only the text view shows."""
-
-    def __init__(self, fields: dict, extra: dict | None = None):
-        super().__init__(fields)
-        self.extra = extra or {}
 
 
 def distinct(values: np.ndarray) -> list[int]:
@@ -214,25 +210,6 @@ def locate_stride(bundle: Bundle, suffix: str, message: str, *, load: bool = Fal
 
 _CLOCK_FIELDS = ("flags", "physical_device_ordinal", "sample_id", "device_tick",
                  "host_cpu_timestamp_ns", "host_time_begin_ns", "host_time_end_ns")
-
-
-class DeviceSummary:
-    """What summary gathers for one physical device."""
-
-    def __init__(self, physical_device_ordinal: int):
-        self.physical_device_ordinal = physical_device_ordinal
-        self.device_records = self.queue_count = self.queue_records = 0
-        self.clock: DeviceClock | None = None
-        self.min_uncertainty_ns: int | None = None
-        self.max_uncertainty_ns = 0
-        self.dispatches = self.invalid_dispatches = 0
-        self.total_ticks = self.min_ticks = self.max_ticks = 0
-        self.earliest_start = self.latest_end = 0
-        self.metric_samples = self.metric_values = self.invalid_metric_samples = 0
-
-    @property
-    def valid_dispatches(self) -> int:
-        return self.dispatches - self.invalid_dispatches
 
 
 # Variable families summary validates: (suffix, head fields making up the tail, multiplier, message).
@@ -480,106 +457,6 @@ class _Summary:
         self.records_of(suffix, len(typed))
         self.counts["executable_trace_data_bytes"] = total
 
-    # --- rows ---------------------------------------------------------------------------------
-
-    def summary_row(self) -> Row:
-        c = self.counts
-        chunks = {ct.key: int(self.chunk_counts[i]) for i, ct in enumerate(schema.CONTENT_TYPES)}
-        g = c.get
-        row = {"type": "summary"}
-        for k in ("file_records", "session_begin_records", "chunk_records", "session_end_records",
-                  "non_ok_session_end_records", "unknown_records"):
-            row[k] = c[k]
-        if c["non_ok_session_end_records"]:
-            for k in ("first_non_ok_session_id", "first_non_ok_stream_id", "first_non_ok_event_id",
-                      "first_non_ok_status_code", "first_non_ok_status"):
-                row[k] = c[k]
-
-        def family(key, *extra):
-            row[f"{key}_chunks"] = chunks[key]
-            row[f"{key}_records"] = c[f"{key}_records"]
-            for name in extra:
-                row[name] = g(name, 0)
-
-        row["device_chunks"] = chunks["device"]
-        row["queue_chunks"] = chunks["queue"]
-        family("executable")
-        family("executable_code_object", "executable_code_object_data_bytes")
-        family("executable_code_object_load")
-        family("executable_function")
-        family("command_buffer")
-        family("command_operation")
-        row["clock_correlation_chunks"] = chunks["clock_correlation"]
-        row["dispatch_event_chunks"] = chunks["dispatch_event"]
-        family("queue_event")
-        family("queue_device_event")
-        family("host_execution_event", "invalid_host_execution_event_records",
-               "total_host_execution_duration_ns")
-        family("command_region_event", "invalid_command_region_event_records",
-               "total_command_region_duration_ns")
-        family("memory_event")
-        family("event_relationship")
-        family("counter_set")
-        family("counter")
-        family("counter_sample")
-        family("device_metric_source")
-        family("device_metric_descriptor")
-        family("device_metric_sample", "device_metric_values", "invalid_device_metric_sample_records")
-        family("executable_trace", "executable_trace_data_bytes")
-        row["unknown_chunks"] = self.unknown_chunks
-        row["truncated_chunks"] = self.truncated_chunks
-        row["dropped_records"] = self.dropped_records
-        return Row(row)
-
-    def device_row(self, d: DeviceSummary) -> Row:
-        clock = d.clock or DeviceClock(d.physical_device_ordinal)
-        valid = d.valid_dispatches
-        avg_ticks = float(d.total_ticks) / valid if valid else 0.0
-        fit = clock.fit()
-        covered = (clock.sample_count >= 2 and valid != 0 and clock.unaligned_count == 0
-                   and bool(int(clock.first["flags"]) & F.CLOCK_DEVICE_TICK)
-                   and bool(int(clock.last["flags"]) & F.CLOCK_DEVICE_TICK)
-                   and int(clock.first["device_tick"]) <= d.earliest_start
-                   and d.latest_end <= int(clock.last["device_tick"]))
-        ns_per_tick = fit.ns_per_tick if fit else 0.0
-        min_ns = max_ns = total_ns = None
-        if fit and valid:
-            min_ns, max_ns, total_ns = (fit.ticks_to_ns(d.min_ticks), fit.ticks_to_ns(d.max_ticks),
-                                        fit.ticks_to_ns(d.total_ticks))
-        has_ns = None not in (min_ns, max_ns, total_ns)
-        row = {
-            "type": "device_summary", "physical_device_ordinal": d.physical_device_ordinal,
-            "device_records": d.device_records, "queue_records": d.queue_records,
-            "queues": d.queue_count, "clock_samples": clock.sample_count,
-            "invalid_clock_alignment_samples": clock.unaligned_count,
-            "clock_fit_available": fit is not None, "ns_per_tick": Fixed(ns_per_tick, 9),
-            "tick_frequency_hz": fit.tick_frequency_hz if fit else 0.0,
-            "min_clock_uncertainty_ns": d.min_uncertainty_ns or 0,
-            "max_clock_uncertainty_ns": d.max_uncertainty_ns,
-            "dispatches": d.dispatches, "valid_dispatches": valid,
-            "invalid_dispatches": d.invalid_dispatches,
-            "min_dispatch_ticks": d.min_ticks if valid else 0, "avg_dispatch_ticks": avg_ticks,
-            "max_dispatch_ticks": d.max_ticks if valid else 0,
-            "total_dispatch_ticks": d.total_ticks,
-            "earliest_dispatch_start_tick": d.earliest_start if valid else 0,
-            "latest_dispatch_end_tick": d.latest_end if valid else 0,
-            "dispatch_ticks_covered_by_clock_samples": covered,
-            "dispatch_time_available": has_ns,
-            "min_dispatch_ns": min_ns if has_ns else 0,
-            "avg_dispatch_ns": avg_ticks * ns_per_tick if has_ns else 0.0,
-            "max_dispatch_ns": max_ns if has_ns else 0,
-            "total_dispatch_ns": total_ns if has_ns else 0,
-            "device_metric_samples": d.metric_samples, "device_metric_values": d.metric_values,
-            "invalid_device_metric_samples": d.invalid_metric_samples,
-        }
-        extra = {}
-        if fit:
-            extra["device_delta_ticks"] = fit.tick_span
-            extra["host_delta_ns"] = (int(clock.last["host_cpu_timestamp_ns"])
-                                      - int(clock.first["host_cpu_timestamp_ns"]))
-        return Row(row, extra)
-
-
 def _count_fixed(s: _Summary, suffix: str) -> None:
     s.count_fixed(suffix)
 
@@ -624,4 +501,6 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> list[Row
     """The `summary` row and one `device_summary` row per device, as iree-profile prints them."""
     s = _Summary(bundle)
     s.run()
-    return [s.summary_row(), *(s.device_row(d) for d in s.devices.values())]
+    counts = dict(s.counts, unknown_chunks=s.unknown_chunks, truncated_chunks=s.truncated_chunks,
+                  dropped_records=s.dropped_records)
+    return [summary_row(counts, s.chunk_counts), *(device_row(d) for d in s.devices.values())]

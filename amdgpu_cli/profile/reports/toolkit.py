@@ -26,7 +26,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from amdgpu_cli.profile import reader
+from amdgpu_cli.profile.native import native_enabled, native_module
 from amdgpu_cli.profile.jsonl import string
 
 U64_MAX = (1 << 64) - 1
@@ -452,7 +452,7 @@ class RowBlock:
 
     def text(self) -> str:
         """The rows as JSON Lines text (names that are not UTF-8 kept as surrogates)."""
-        if not reader.native_enabled():
+        if not native_enabled():
             return "".join(t + "\n" for t in self.texts())
         return b"".join(bytes(c) for c in self._render()).decode("utf-8", "surrogateescape")
 
@@ -460,7 +460,7 @@ class RowBlock:
         """Writes the rows as JSON Lines to a text stream (its binary buffer when it has one)."""
         if not self.count:
             return
-        if not reader.native_enabled():
+        if not native_enabled():
             for text in self.texts():
                 out.write(text)
                 out.write("\n")
@@ -478,7 +478,7 @@ class RowBlock:
     def render_bytes(self) -> tuple[bytes, np.ndarray]:
         """All rows as JSONL bytes (UTF-8; surrogates back to their bytes), and the offset where
         each row ends."""
-        if not reader.native_enabled():
+        if not native_enabled():
             lines = [(t + "\n").encode("utf-8", "surrogateescape") for t in self.texts()]
             return b"".join(lines), np.cumsum([len(x) for x in lines], dtype=np.uint64)
         ends = np.zeros(self.count, np.uint64)
@@ -487,7 +487,7 @@ class RowBlock:
     def _render(self, row_ends: np.ndarray | None = None) -> Iterator[memoryview]:
         """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
         (offsets into everything yielded)."""
-        ffi, lib = reader.native_module()
+        ffi, lib = native_module()
         layout = self.layout
         fields = ffi.new("row_field_t[]", max(1, len(layout.variable)))
         keep = []
@@ -547,9 +547,9 @@ def gather_ranges(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes | 
     """The byte ranges [starts[k], ends[k]) of `data`, concatenated in order."""
     starts = np.ascontiguousarray(starts, np.uint64)
     ends = np.ascontiguousarray(ends, np.uint64)
-    if not reader.native_enabled():
+    if not native_enabled():
         return b"".join(data[a:b] for a, b in zip(starts.tolist(), ends.tolist()))
-    ffi, lib = reader.native_module()
+    ffi, lib = native_module()
     out = bytearray(int((ends - starts).sum()))
     if out:
         lib.copy_ranges(ffi.from_buffer(data), ffi.cast("const uint64_t*", starts.ctypes.data),

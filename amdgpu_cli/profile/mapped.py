@@ -1,0 +1,34 @@
+"""Opening a bundle file: the one place a path becomes a read-only mapping (or an error), and the
+window a pass over a mapping reads before letting its pages go.
+
+Used by the reader (`Bundle.open`) and by `summary`'s one-pass path, which must fail on a missing,
+unreadable or directory path with the same message and status. Plain Python, no numpy.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+
+from amdgpu_cli.errors import InputFileError
+
+WINDOW_BYTES = 32 << 20  # how much of the file a pass reads before letting its pages go
+
+
+def map_file(path: str) -> mmap.mmap | None:
+    """The whole file mapped read-only, or None for an empty file (which cannot be mapped).
+
+    Not pre-faulted: the passes over it map the pages they are about to read a window at a time
+    and let them go behind, so the file's size never counts whole against peak memory."""
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return None
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        raise InputFileError(f"failed to open file '{path}'") from None
+    except IsADirectoryError:
+        raise InputFileError(f"'{path}' is a directory", status="INVALID_ARGUMENT") from None
+    except OSError as e:
+        raise InputFileError(f"failed to read '{path}': {e.strerror or e}",
+                             status="UNAVAILABLE") from None
