@@ -170,11 +170,12 @@ int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-# The JSONL row renderer (reports/toolkit.py's RowLayout) and summary's one-pass reducer
-# (reports/summary_native.py) are plain C in their own files.
+# The JSONL row renderer (reports/toolkit.py's RowLayout) and the one-pass reducers (the pass in
+# _pass.c; summary's and statistics' reductions) are plain C in their own files, one unit here.
 _HERE = Path(__file__).resolve().parent
+_C_FILES = ("_rows.c", "_pass.c", "_summary.c")
 ffibuilder.set_source("amdgpu_cli.profile._scan",
-                      SOURCE + (_HERE / "_rows.c").read_text() + (_HERE / "_summary.c").read_text(),
+                      SOURCE + "".join((_HERE / name).read_text() for name in _C_FILES),
                       extra_compile_args=["-O2", "-pthread"],
                       extra_link_args=["-pthread"])
 

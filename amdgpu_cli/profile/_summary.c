@@ -1,35 +1,19 @@
-/* `summary` in one forward pass over a mapped .ireeprof file (reports/summary.py's fast path).
+/* `summary` in one forward pass over a mapped .ireeprof file (reports/summary_native.py).
  *
  * The pass walks the record chain and, inside each chunk of a family summary reads, the typed
  * records, keeping only what summary prints: counts per family, a few exact sums, and one small
  * state per physical device (created in the order devices are first seen, which is file order).
- * It decides nothing the exact path (reports/summary_exact.py) would judge differently: at the
+ * It decides nothing the exact path (reports/summary.py) would judge differently: at the
  * first thing that path reports as an error (a broken record chain, a torn or mis-sized typed
  * record, a sum past 2**64, more devices than `device_capacity`) it stops and returns
- * SUMMARY_EXACT_PATH, and the caller runs the exact path, which produces IREE's message.
+ * PASS_EXACT_PATH, and the caller runs the exact path, which produces IREE's message.
  *
- * Memory and cores: the file is read once, front to back, a window at a time: a helper thread maps
- * each window in one go (MADV_POPULATE_READ, Linux 5.14+) a little ahead of the walk, and the walk
- * lets go (MADV_DONTNEED) of the windows behind it, so the pass holds a few windows of the file
- * however large it is, and mapping pages and reading them use both cores. `data` must be the
- * start of the mapping (page aligned) for the advice to apply; the advice is only advice.
+ * The pass itself (record chain, paging, helper thread) is _pass.c's.
  *
  * Layout facts (record sizes, field offsets) are the ones schema.py's dtypes give; the test
  * suite compares `summary_layout()` with them field by field.
  */
-#include <stdint.h>
-#include <string.h>
-#include <pthread.h>
-#include <sys/mman.h>
-#include <time.h>
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-
-enum { SUMMARY_OK = 0, SUMMARY_EXACT_PATH = 1 };
-
-#define SUMMARY_FAMILIES 24
+#define SUMMARY_FAMILIES PASS_FAMILIES
 
 typedef struct {
     uint64_t file_records, session_begin_records, chunk_records, session_end_records;
@@ -53,20 +37,6 @@ typedef struct {
     uint64_t earliest_start, latest_end;
     uint64_t metric_samples, metric_values, invalid_metric_samples;
 } summary_device_t;
-
-/* Families by their index in schema.CONTENT_TYPES. */
-enum {
-    F_SESSION = 0, F_DEVICES = 1, F_QUEUES = 2, F_CODE_OBJECTS = 4, F_FUNCTIONS = 6,
-    F_CLOCKS = 9, F_DISPATCHES = 10, F_HOST_EXECUTION = 13, F_COMMAND_REGIONS = 14,
-    F_COUNTER_SETS = 17, F_COUNTERS = 18, F_COUNTER_SAMPLES = 19, F_METRIC_SOURCES = 20,
-    F_METRIC_DESCRIPTORS = 21, F_METRIC_SAMPLES = 22, F_TRACES = 23,
-};
-
-/* Fixed head size of each family's typed records (0: session, no typed records). */
-static const uint32_t RECORD_SIZE[SUMMARY_FAMILIES] = {
-    0, 32, 24, 40, 48, 40, 64, 48, 120, 72, 88, 104, 96, 152, 248, 160, 72, 32, 48, 112, 40, 48,
-    64, 88,
-};
 
 /* Field offsets summary reads (name, family, offset): summary_layout() hands them to the tests. */
 #define FIELDS(X)                                                              \
@@ -95,35 +65,6 @@ enum { FIELDS(AS_ENUM) };
 #undef AS_ENUM
 
 #define METRIC_VALUE_SIZE 24
-#define CLOCK_DEVICE_TICK_UNALIGNED (1u << 4)
-#define CLOCK_HOST_TIME_BRACKET (1u << 3)
-
-/* Record header fields (schema.RECORD_HEADER). */
-#define H_RECORD_LENGTH 0
-#define H_PAYLOAD_LENGTH 8
-#define H_HEADER_LENGTH 56
-#define H_CONTENT_TYPE_LENGTH 60
-#define H_NAME_LENGTH 64
-#define H_PDO 68
-#define H_CHUNK_FLAGS 80
-#define H_DROPPED 88
-#define H_STATUS 96
-#define H_RECORD_TYPE 100
-#define H_FLAGS 102
-#define HEADER_SIZE 104
-
-static uint64_t u64_at(const uint8_t* p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static int64_t i64_at(const uint8_t* p) { int64_t v; memcpy(&v, p, 8); return v; }
-static uint32_t u32_at(const uint8_t* p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint16_t u16_at(const uint8_t* p) { uint16_t v; memcpy(&v, p, 2); return v; }
-
-/* a + b into *sum; nonzero when it passes 2**64 - 1. */
-static int add_u64(uint64_t* sum, uint64_t b) {
-    uint64_t s = *sum + b;
-    if (s < b) return 1;
-    *sum = s;
-    return 0;
-}
 
 int summary_layout(uint32_t* families, uint32_t* offsets, uint32_t* sizes, int capacity) {
     int n = 0;
@@ -133,61 +74,6 @@ int summary_layout(uint32_t* families, uint32_t* offsets, uint32_t* sizes, int c
 #undef AS_ROW
     for (int i = 0; i < SUMMARY_FAMILIES && i < capacity; ++i) sizes[i] = RECORD_SIZE[i];
     return n;
-}
-
-/* The pages of the file, a window at a time. A helper thread maps windows ahead of the walk
- * (MADV_POPULATE_READ), at most PAGER_AHEAD windows past it, so mapping pages (most of the cost
- * of a pass over a large file) and reading them run on two cores; the walk lets go of the windows
- * behind it (MADV_DONTNEED). Without the helper (it could not start), the walk faults pages in. */
-#define PAGER_AHEAD 2
-
-typedef struct {
-    const uint8_t* data;
-    uint64_t length;
-    uint64_t window;
-    uint64_t released;           /* pages before this offset are let go */
-    volatile uint64_t reached;   /* the walk's offset, for the helper (atomic accesses) */
-    volatile int done;
-    pthread_t helper;
-    int helper_started;
-} pager_t;
-
-static void* pager_helper(void* arg) {
-    pager_t* p = (pager_t*)arg;
-    for (uint64_t start = 0; start < p->length; start += p->window) {
-        while (!__atomic_load_n(&p->done, __ATOMIC_RELAXED) &&
-               start > __atomic_load_n(&p->reached, __ATOMIC_RELAXED) + PAGER_AHEAD * p->window) {
-            struct timespec pause = {0, 50000};
-            nanosleep(&pause, NULL);
-        }
-        if (__atomic_load_n(&p->done, __ATOMIC_RELAXED)) break;
-        uint64_t end = start + p->window < p->length ? start + p->window : p->length;
-        madvise((void*)(p->data + start), end - start, MADV_POPULATE_READ);
-    }
-    return NULL;
-}
-
-static void pager_start(pager_t* p) {
-    p->helper_started = p->length > p->window &&
-                        pthread_create(&p->helper, NULL, pager_helper, p) == 0;
-    if (!p->helper_started) madvise((void*)p->data, p->length, MADV_POPULATE_READ);
-}
-
-static void pager_stop(pager_t* p) {
-    __atomic_store_n(&p->done, 1, __ATOMIC_RELAXED);
-    if (p->helper_started) pthread_join(p->helper, NULL);
-    if (p->length > p->released)
-        madvise((void*)(p->data + p->released), p->length - p->released, MADV_DONTNEED);
-}
-
-/* Called with the offset about to be read: tells the helper, lets go of windows well behind. */
-static void pager_reach(pager_t* p, uint64_t offset) {
-    __atomic_store_n(&p->reached, offset, __ATOMIC_RELAXED);
-    if (offset >= p->released + 2 * p->window) {
-        uint64_t upto = (offset - p->window) / p->window * p->window;
-        madvise((void*)(p->data + p->released), upto - p->released, MADV_DONTNEED);
-        p->released = upto;
-    }
 }
 
 typedef struct {
@@ -332,61 +218,34 @@ static int on_payload(state_t* s, pager_t* pager, int family, const uint8_t* dat
     return 0;
 }
 
-/* The record chain, and each chunk's typed records. */
-static int walk(state_t* s, pager_t* pager, const uint8_t* data, uint64_t length, uint64_t offset,
-                const uint8_t* types, const uint32_t* type_lengths, int type_count) {
+/* One record of the chain. */
+static int on_chain_record(void* ctx, pager_t* pager, const uint8_t* data, const uint8_t* h,
+                           uint64_t offset, int family, uint64_t payload, uint64_t payload_length) {
+    state_t* s = (state_t*)ctx;
     summary_totals_t* t = s->t;
-    while (offset < length) {
-        pager_reach(pager, offset);
-        uint64_t remaining = length - offset;
-        if (remaining < HEADER_SIZE) return SUMMARY_EXACT_PATH;
-        const uint8_t* h = data + offset;
-        if (u16_at(h + H_FLAGS) != 0) return SUMMARY_EXACT_PATH;
-        uint64_t record_length = u64_at(h + H_RECORD_LENGTH);
-        if (record_length > remaining) return SUMMARY_EXACT_PATH;
-        uint32_t header_length = u32_at(h + H_HEADER_LENGTH);
-        if (header_length < HEADER_SIZE || header_length > record_length) return SUMMARY_EXACT_PATH;
-        uint64_t ct_len = u32_at(h + H_CONTENT_TYPE_LENGTH), name_len = u32_at(h + H_NAME_LENGTH);
-        uint64_t payload_len = u64_at(h + H_PAYLOAD_LENGTH);
-        uint64_t sum = ct_len + name_len + payload_len;
-        if (sum < payload_len || sum != record_length - header_length) return SUMMARY_EXACT_PATH;
-        ++t->file_records;
-        switch (u16_at(h + H_RECORD_TYPE)) {
-            case 1: ++t->session_begin_records; break;
-            case 3:
-                ++t->session_end_records;
-                if (u32_at(h + H_STATUS) != 0 && t->non_ok_session_end_records++ == 0)
-                    t->first_non_ok_offset = offset;
-                break;
-            case 2: {
-                ++t->chunk_records;
-                int family = -1;
-                const uint8_t* ct = h + header_length;
-                const uint8_t* name = types;
-                for (int i = 0; i < type_count; ++i) {
-                    if (type_lengths[i] == ct_len && memcmp(name, ct, ct_len) == 0) { family = i; break; }
-                    name += type_lengths[i];
-                }
-                if (u64_at(h + H_CHUNK_FLAGS) & 1) {
-                    ++t->truncated_chunks;
-                    t->dropped_records += u64_at(h + H_DROPPED);  /* wraps, as IREE's sum does */
-                }
-                if (family < 1) ++t->unknown_chunks;
-                if (family < 0) break;
-                ++t->chunks[family];
-                if (family == F_SESSION || family >= SUMMARY_FAMILIES) break;
-                uint64_t pdo = u32_at(h + H_PDO);
-                if (family == F_DISPATCHES && !device_of(s, pdo)) return SUMMARY_EXACT_PATH;
-                uint64_t payload = offset + header_length + ct_len + name_len;
-                if (on_payload(s, pager, family, data, payload, payload_len, pdo))
-                    return SUMMARY_EXACT_PATH;
-                break;
-            }
-            default: ++t->unknown_records; break;
-        }
-        offset += record_length;
+    ++t->file_records;
+    switch (u16_at(h + H_RECORD_TYPE)) {
+        case RECORD_TYPE_SESSION_BEGIN: ++t->session_begin_records; return 0;
+        case RECORD_TYPE_SESSION_END:
+            ++t->session_end_records;
+            if (u32_at(h + H_STATUS) != 0 && t->non_ok_session_end_records++ == 0)
+                t->first_non_ok_offset = offset;
+            return 0;
+        case RECORD_TYPE_CHUNK: break;
+        default: ++t->unknown_records; return 0;
     }
-    return SUMMARY_OK;
+    ++t->chunk_records;
+    if (u64_at(h + H_CHUNK_FLAGS) & 1) {
+        ++t->truncated_chunks;
+        t->dropped_records += u64_at(h + H_DROPPED);  /* wraps, as IREE's sum does */
+    }
+    if (family < 1) ++t->unknown_chunks;
+    if (family < 0) return 0;
+    ++t->chunks[family];
+    if (family == F_SESSION) return 0;
+    uint64_t pdo = u32_at(h + H_PDO);
+    if (family == F_DISPATCHES && !device_of(s, pdo)) return 1;
+    return on_payload(s, pager, family, data, payload, payload_length, pdo);
 }
 
 int summarize(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
@@ -394,9 +253,6 @@ int summarize(const uint8_t* data, uint64_t length, uint64_t offset, const uint8
               summary_totals_t* totals, summary_device_t* devices, uint64_t device_capacity) {
     memset(totals, 0, sizeof(*totals));
     state_t s = {totals, devices, device_capacity};
-    pager_t pager = {.data = data, .length = length, .window = window};
-    pager_start(&pager);
-    int rc = walk(&s, &pager, data, length, offset, types, type_lengths, type_count);
-    pager_stop(&pager);
-    return rc;
+    return pass_walk(data, length, offset, types, type_lengths, type_count, window, on_chain_record,
+                     &s);
 }

@@ -1,0 +1,183 @@
+/* One forward pass over a mapped .ireeprof file: what the one-pass reducers (_summary.c,
+ * _statistics.c) share.
+ *
+ * `pass_walk` walks the record chain from the first record to the logical end, checking every
+ * record header as reader.py's walk does, and hands each record to the reducer's callback (with
+ * its family, the index of its content type in schema.CONTENT_TYPES, for chunks). A broken record,
+ * or a callback that returns nonzero, ends the pass with PASS_EXACT_PATH: the caller then runs the
+ * report's exact path, which gives IREE's message for it.
+ *
+ * Memory and cores: the file is read once, front to back, a window at a time: a helper thread maps
+ * each window in one go (MADV_POPULATE_READ, Linux 5.14+) a little ahead of the walk, and the walk
+ * lets go (MADV_DONTNEED) of the windows behind it, so the pass holds a few windows of the file
+ * however large it is, and mapping pages and reading them use both cores. `data` must be the
+ * start of the mapping (page aligned) for the advice to apply; the advice is only advice.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+enum { PASS_OK = 0, PASS_EXACT_PATH = 1 };
+
+#define PASS_FAMILIES 24
+
+/* Families by their index in schema.CONTENT_TYPES. */
+enum {
+    F_SESSION = 0, F_DEVICES = 1, F_QUEUES = 2, F_CODE_OBJECTS = 4, F_FUNCTIONS = 6,
+    F_CLOCKS = 9, F_DISPATCHES = 10, F_QUEUE_EVENTS = 11, F_QUEUE_DEVICE_EVENTS = 12,
+    F_HOST_EXECUTION = 13, F_COMMAND_REGIONS = 14, F_MEMORY_EVENTS = 15, F_COUNTER_SETS = 17,
+    F_COUNTERS = 18, F_COUNTER_SAMPLES = 19, F_METRIC_SOURCES = 20, F_METRIC_DESCRIPTORS = 21,
+    F_METRIC_SAMPLES = 22, F_TRACES = 23,
+};
+
+/* Fixed head size of each family's typed records (0: session, no typed records). */
+static const uint32_t RECORD_SIZE[PASS_FAMILIES] = {
+    0, 32, 24, 40, 48, 40, 64, 48, 120, 72, 88, 104, 96, 152, 248, 160, 72, 32, 48, 112, 40, 48,
+    64, 88,
+};
+
+#define RECORD_TYPE_SESSION_BEGIN 1
+#define RECORD_TYPE_CHUNK 2
+#define RECORD_TYPE_SESSION_END 3
+#define CLOCK_DEVICE_TICK_UNALIGNED (1u << 4)
+#define CLOCK_HOST_TIME_BRACKET (1u << 3)
+#define U32_NONE 0xFFFFFFFFu
+
+/* Record header fields (schema.RECORD_HEADER). */
+#define H_RECORD_LENGTH 0
+#define H_PAYLOAD_LENGTH 8
+#define H_HEADER_LENGTH 56
+#define H_CONTENT_TYPE_LENGTH 60
+#define H_NAME_LENGTH 64
+#define H_PDO 68
+#define H_CHUNK_FLAGS 80
+#define H_DROPPED 88
+#define H_STATUS 96
+#define H_RECORD_TYPE 100
+#define H_FLAGS 102
+#define HEADER_SIZE 104
+
+static uint64_t u64_at(const uint8_t* p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static int64_t i64_at(const uint8_t* p) { int64_t v; memcpy(&v, p, 8); return v; }
+static uint32_t u32_at(const uint8_t* p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint16_t u16_at(const uint8_t* p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+/* *sum += b; nonzero (and *sum unchanged) when that passes 2**64 - 1. */
+static int add_u64(uint64_t* sum, uint64_t b) {
+    uint64_t s = *sum + b;
+    if (s < b) return 1;
+    *sum = s;
+    return 0;
+}
+
+/* The pages of the file, a window at a time. A helper thread maps windows ahead of the walk
+ * (MADV_POPULATE_READ), at most PAGER_AHEAD windows past it, so mapping pages (most of the cost
+ * of a pass over a large file) and reading them run on two cores; the walk lets go of the windows
+ * behind it (MADV_DONTNEED). Without the helper (it could not start), the walk faults pages in. */
+#define PAGER_AHEAD 2
+
+typedef struct {
+    const uint8_t* data;
+    uint64_t length;
+    uint64_t window;
+    uint64_t released;           /* pages before this offset are let go */
+    volatile uint64_t reached;   /* the walk's offset, for the helper (atomic accesses) */
+    volatile int done;
+    pthread_t helper;
+    int helper_started;
+} pager_t;
+
+static void* pager_helper(void* arg) {
+    pager_t* p = (pager_t*)arg;
+    for (uint64_t start = 0; start < p->length; start += p->window) {
+        while (!__atomic_load_n(&p->done, __ATOMIC_RELAXED) &&
+               start > __atomic_load_n(&p->reached, __ATOMIC_RELAXED) + PAGER_AHEAD * p->window) {
+            struct timespec pause = {0, 50000};
+            nanosleep(&pause, NULL);
+        }
+        if (__atomic_load_n(&p->done, __ATOMIC_RELAXED)) break;
+        uint64_t end = start + p->window < p->length ? start + p->window : p->length;
+        madvise((void*)(p->data + start), end - start, MADV_POPULATE_READ);
+    }
+    return NULL;
+}
+
+static void pager_start(pager_t* p) {
+    p->helper_started = p->length > p->window &&
+                        pthread_create(&p->helper, NULL, pager_helper, p) == 0;
+    if (!p->helper_started) madvise((void*)p->data, p->length, MADV_POPULATE_READ);
+}
+
+static void pager_stop(pager_t* p) {
+    __atomic_store_n(&p->done, 1, __ATOMIC_RELAXED);
+    if (p->helper_started) pthread_join(p->helper, NULL);
+    if (p->length > p->released)
+        madvise((void*)(p->data + p->released), p->length - p->released, MADV_DONTNEED);
+}
+
+/* Called with the offset about to be read: tells the helper, lets go of windows well behind. */
+static void pager_reach(pager_t* p, uint64_t offset) {
+    __atomic_store_n(&p->reached, offset, __ATOMIC_RELAXED);
+    if (offset >= p->released + 2 * p->window) {
+        uint64_t upto = (offset - p->window) / p->window * p->window;
+        madvise((void*)(p->data + p->released), upto - p->released, MADV_DONTNEED);
+        p->released = upto;
+    }
+}
+
+/* A record: `h` its header at file offset `offset`; for chunks, `family` (-1: unknown content
+ * type; always -1 for other records) and where its payload is. Nonzero: end the pass. */
+typedef int (*pass_record_fn)(void* ctx, pager_t* pager, const uint8_t* data, const uint8_t* h,
+                              uint64_t offset, int family, uint64_t payload, uint64_t payload_length);
+
+static int pass_chain(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                      const uint32_t* type_lengths, int type_count, pager_t* pager,
+                      pass_record_fn on_record, void* ctx) {
+    while (offset < length) {
+        pager_reach(pager, offset);
+        uint64_t remaining = length - offset;
+        if (remaining < HEADER_SIZE) return PASS_EXACT_PATH;
+        const uint8_t* h = data + offset;
+        if (u16_at(h + H_FLAGS) != 0) return PASS_EXACT_PATH;
+        uint64_t record_length = u64_at(h + H_RECORD_LENGTH);
+        if (record_length > remaining) return PASS_EXACT_PATH;
+        uint32_t header_length = u32_at(h + H_HEADER_LENGTH);
+        if (header_length < HEADER_SIZE || header_length > record_length) return PASS_EXACT_PATH;
+        uint64_t ct_len = u32_at(h + H_CONTENT_TYPE_LENGTH), name_len = u32_at(h + H_NAME_LENGTH);
+        uint64_t payload_len = u64_at(h + H_PAYLOAD_LENGTH);
+        uint64_t sum = ct_len + name_len + payload_len;
+        if (sum < payload_len || sum != record_length - header_length) return PASS_EXACT_PATH;
+        int family = -1;
+        if (u16_at(h + H_RECORD_TYPE) == RECORD_TYPE_CHUNK) {
+            const uint8_t* ct = h + header_length;
+            const uint8_t* name = types;
+            for (int i = 0; i < type_count && i < PASS_FAMILIES; ++i) {
+                if (type_lengths[i] == ct_len && memcmp(name, ct, ct_len) == 0) { family = i; break; }
+                name += type_lengths[i];
+            }
+        }
+        if (on_record(ctx, pager, data, h, offset, family, offset + header_length + ct_len + name_len,
+                      payload_len))
+            return PASS_EXACT_PATH;
+        offset += record_length;
+    }
+    return PASS_OK;
+}
+
+/* The whole pass: the chain from `offset` to `length`, pages mapped ahead and let go behind. */
+static int pass_walk(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                     const uint32_t* type_lengths, int type_count, uint64_t window,
+                     pass_record_fn on_record, void* ctx) {
+    pager_t pager = {.data = data, .length = length, .window = window};
+    pager_start(&pager);
+    int rc = pass_chain(data, length, offset, types, type_lengths, type_count, &pager, on_record, ctx);
+    pager_stop(&pager);
+    return rc;
+}
