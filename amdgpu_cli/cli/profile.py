@@ -106,7 +106,9 @@ def summary_command(fmt: str, file: str) -> None:
 @_file_argument
 def statistics_command(fmt: str, file: str) -> None:
     """Aggregate statistics rows reduced from the raw chunks."""
-    _emit("statistics", file, fmt)
+    from amdgpu_cli.profile.reports.statistics_native import report_file
+
+    _emit("statistics", file, fmt, first=report_file)
 
 
 @profile.command("explain")

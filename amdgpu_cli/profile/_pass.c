@@ -57,6 +57,7 @@ static const uint32_t RECORD_SIZE[PASS_FAMILIES] = {
 #define H_CONTENT_TYPE_LENGTH 60
 #define H_NAME_LENGTH 64
 #define H_PDO 68
+#define H_QUEUE 72
 #define H_CHUNK_FLAGS 80
 #define H_DROPPED 88
 #define H_STATUS 96

@@ -82,6 +82,45 @@ int summary_layout(uint32_t* families, uint32_t* offsets, uint32_t* sizes, int c
 int summarize(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
               const uint32_t* type_lengths, int type_count, uint64_t window,
               summary_totals_t* totals, summary_device_t* devices, uint64_t device_capacity);
+
+typedef struct {
+    uint32_t row_type, time_domain, physical_device_ordinal, queue_ordinal;
+    uint32_t event_type, function_ordinal, command_index, flags;
+    uint64_t executable_id, command_buffer_id;
+    uint64_t sample_count, invalid_sample_count, operation_count, payload_bytes;
+    uint64_t tile_count, tile_duration_sum_ns, first_start_time, last_end_time;
+    uint64_t total_duration, minimum_duration, maximum_duration;
+} statistics_group_t;
+
+typedef struct {
+    uint64_t physical_device_ordinal, count, unaligned, first_offset, last_offset;
+} statistics_clock_t;
+
+typedef struct {
+    uint64_t executable_id, name_offset;
+    uint32_t function_ordinal, name_length;
+} statistics_name_t;
+
+typedef struct {
+    statistics_group_t* groups;
+    uint64_t group_count, group_capacity;
+    statistics_clock_t* clocks;
+    uint64_t clock_count, clock_capacity;
+    statistics_name_t* names;
+    uint64_t name_count, name_capacity;
+    uint64_t dropped_records;
+    uint64_t* group_slots;
+    uint64_t group_mask;
+    uint64_t* name_slots;
+    uint64_t name_mask;
+    uint64_t last_group[16];
+} statistics_t;
+
+int statistics_layout(uint32_t* families, uint32_t* offsets, int capacity);
+int statistics_run(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                   const uint32_t* type_lengths, int type_count, uint64_t window,
+                   statistics_t* out);
+void statistics_free(statistics_t* s);
 """
 
 SOURCE = r"""
@@ -173,7 +212,7 @@ ffibuilder.cdef(CDEF)
 # The JSONL row renderer (reports/toolkit.py's RowLayout) and the one-pass reducers (the pass in
 # _pass.c; summary's and statistics' reductions) are plain C in their own files, one unit here.
 _HERE = Path(__file__).resolve().parent
-_C_FILES = ("_rows.c", "_pass.c", "_summary.c")
+_C_FILES = ("_rows.c", "_pass.c", "_summary.c", "_statistics.c")
 ffibuilder.set_source("amdgpu_cli.profile._scan",
                       SOURCE + "".join((_HERE / name).read_text() for name in _C_FILES),
                       extra_compile_args=["-O2", "-pthread"],

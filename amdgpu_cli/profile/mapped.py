@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import mmap
 import os
+import struct
 
 from amdgpu_cli.errors import InputFileError
+from amdgpu_cli.profile.names import MAGIC, VERSION_MAJOR
 
 WINDOW_BYTES = 32 << 20  # how much of the file a pass reads before letting its pages go
+_FILE_HEADER = struct.Struct("<IHHIIQ")  # magic, version major/minor, header_length, flags, file_length
 
 
 def map_file(path: str) -> mmap.mmap | None:
@@ -32,3 +35,16 @@ def map_file(path: str) -> mmap.mmap | None:
     except OSError as e:
         raise InputFileError(f"failed to read '{path}': {e.strerror or e}",
                              status="UNAVAILABLE") from None
+
+
+def valid_header(mm) -> tuple[int | None, int]:
+    """(first record offset, logical length) of a mapped bundle, or (None, 0) when its file header
+    is one the reader rejects (the reader then says why)."""
+    if len(mm) < _FILE_HEADER.size:
+        return None, 0
+    magic, major, _, header_length, flags, file_length = _FILE_HEADER.unpack_from(mm, 0)
+    if (magic != MAGIC or major != VERSION_MAJOR or header_length < _FILE_HEADER.size
+            or header_length > len(mm) or flags != 0 or file_length > len(mm)
+            or (file_length != 0 and file_length < header_length)):
+        return None, 0
+    return header_length, file_length or len(mm)

@@ -19,14 +19,13 @@ from __future__ import annotations
 import struct
 
 from amdgpu_cli.profile.clock import DeviceClock
-from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file
-from amdgpu_cli.profile.names import FAMILIES, MAGIC, VERSION_MAJOR, status_name
+from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file, valid_header
+from amdgpu_cli.profile.names import FAMILIES, status_name
 from amdgpu_cli.profile.native import content_name_table, native_enabled, native_module
 from amdgpu_cli.profile.reports.summary_rows import DeviceSummary, Row, device_row, summary_row
 
 MAX_DEVICES = 256
 
-_FILE_HEADER = struct.Struct("<IHHIIQ")   # magic, version major/minor, header_length, flags, file_length
 _SESSION_IDS = struct.Struct("<QQQ")      # record header: session_id, stream_id, event_id at 16
 _STATUS_CODE = struct.Struct("<I")        # record header: session_status_code at 96
 # Clock correlation: flags, pdo, sample_id, device_tick, host_cpu_timestamp_ns, host time bracket.
@@ -43,24 +42,12 @@ def report_file(path: str) -> list[Row] | None:
     if mm is None:
         return None
     try:
-        first, length = _valid_header(mm)
+        first, length = valid_header(mm)
         if first is None:
             return None
         return _summarize(mm, first, length)
     finally:
         mm.close()
-
-
-def _valid_header(mm) -> tuple[int | None, int]:
-    """(first record offset, logical length), or (None, 0) when the reader would reject it."""
-    if len(mm) < _FILE_HEADER.size:
-        return None, 0
-    magic, major, _, header_length, flags, file_length = _FILE_HEADER.unpack_from(mm, 0)
-    if (magic != MAGIC or major != VERSION_MAJOR or header_length < _FILE_HEADER.size
-            or header_length > len(mm) or flags != 0 or file_length > len(mm)
-            or (file_length != 0 and file_length < header_length)):
-        return None, 0
-    return header_length, file_length or len(mm)
 
 
 def _summarize(mm, first: int, length: int) -> list[Row] | None:

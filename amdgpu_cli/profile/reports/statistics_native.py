@@ -1,0 +1,83 @@
+"""`statistics` in one native pass over the file, without numpy: what the command line runs first.
+
+`report_file(path)` maps the file and runs `_statistics.c`'s `statistics_run`: IREE's statistics
+sink reduced in one forward walk (a hash table of aggregate rows in first-touch order, the first
+and last clock samples per device, the first name of each function), holding a window of the file
+at a time. The rows are made by `statistics_rows.py`, as for the exact walk.
+
+It returns None, and the caller runs the exact walk (`statistics.report` over a `Bundle`), when
+the native module is not built or is switched off (`AMDGPU_CLI_PURE_PYTHON=1`), when the file is
+empty or its header is not valid, and when the pass meets anything that walk reports as an error:
+it then gives IREE's message for the first bad record in file order.
+
+Sources: IREE `hal/utils/statistics_sink.c`, `tooling/profile/statistics.c`.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file, valid_header
+from amdgpu_cli.profile.names import FAMILIES
+from amdgpu_cli.profile.native import content_name_table, native_enabled, native_module
+from amdgpu_cli.profile.reports.statistics_rows import DeviceClock, statistics_row, summary_row
+from amdgpu_cli.profile.reports.summary_rows import Row
+
+# Clock correlation: flags, device_tick, host_cpu_timestamp_ns, host time bracket.
+_CLOCK = struct.Struct("<4xI16xQQ16xqq")
+_CLOCK_FIELDS = ("flags", "device_tick", "host_cpu_timestamp_ns", "host_time_begin_ns",
+                 "host_time_end_ns")
+_GROUP_FIELDS = ("row_type", "time_domain", "flags", "physical_device_ordinal", "queue_ordinal",
+                 "event_type", "executable_id", "command_buffer_id", "function_ordinal",
+                 "command_index", "sample_count", "invalid_sample_count", "operation_count",
+                 "payload_bytes", "tile_count", "tile_duration_sum_ns", "first_start_time",
+                 "last_end_time", "total_duration", "minimum_duration", "maximum_duration")
+
+
+def report_file(path: str) -> list[Row] | None:
+    """The `statistics` rows of the bundle at `path`, or None when the exact walk must run."""
+    if not native_enabled():
+        return None
+    mm = map_file(path)
+    if mm is None:
+        return None
+    try:
+        first, length = valid_header(mm)
+        if first is None:
+            return None
+        return _reduce(mm, first, length)
+    finally:
+        mm.close()
+
+
+def _reduce(mm, first: int, length: int) -> list[Row] | None:
+    ffi, lib = native_module()
+    state = ffi.new("statistics_t*")
+    names, name_lengths = content_name_table(ffi)
+    data = ffi.from_buffer("uint8_t[]", mm)
+    try:
+        if lib.statistics_run(data, length, first, names, name_lengths, len(FAMILIES),
+                              WINDOW_BYTES, state) != 0:
+            return None
+        s = state
+        clocks = {}
+        for i in range(s.clock_count):
+            c = s.clocks[i]
+            first_sample, last_sample = (dict(zip(_CLOCK_FIELDS, _CLOCK.unpack_from(mm, at)))
+                                         for at in (c.first_offset, c.last_offset))
+            clocks[c.physical_device_ordinal] = DeviceClock(c.count, c.unaligned, first_sample,
+                                                            last_sample)
+        functions = {}
+        for i in range(s.name_count):
+            n = s.names[i]
+            name = mm[n.name_offset:n.name_offset + n.name_length]
+            functions[(n.executable_id, n.function_ordinal)] = name.decode("utf-8", "replace")
+        rows = [summary_row(s.group_count, s.dropped_records)]
+        for i in range(s.group_count):
+            g = s.groups[i]
+            rows.append(statistics_row({k: getattr(g, k) for k in _GROUP_FIELDS}, clocks,
+                                       functions))
+        return rows
+    finally:
+        lib.statistics_free(state)
+        ffi.release(data)
