@@ -49,8 +49,8 @@ def _open(path: str):
 
 
 def _emit(command: str, path: str, fmt: str, first=None, **options) -> None:
-    """Runs one report and writes its rows as JSONL or as text. `first(path)`, when given, is a
-    quicker way to the same rows that returns None where the report itself must run."""
+    """Runs one report and writes its rows as JSONL or as text. `first(path, options)`, when
+    given, is a quicker way to the same rows that returns None where the report itself must run."""
     from amdgpu_cli.profile.options import ReportOptions
 
     opts = ReportOptions(**options)
@@ -61,7 +61,7 @@ def _emit(command: str, path: str, fmt: str, first=None, **options) -> None:
     from amdgpu_cli.cli.terminal import progress
 
     with progress(f"{command}: {path}"):
-        rows = first(path) if first is not None else None
+        rows = first(path, opts) if first is not None else None
         if rows is None:
             from amdgpu_cli.profile.reader import Bundle
 
@@ -131,9 +131,19 @@ def _projection(name: str, help_text: str):
     @_dispatch_events_option
     @_file_argument
     def command(fmt: str, filter_: str, id_: int, dispatch_events: bool, file: str) -> None:
-        _emit(name, file, fmt, filter=filter_, id=id_, dispatch_events=dispatch_events)
+        first = _report_file(name) if name != "queue" else None
+        _emit(name, file, fmt, first=first, filter=filter_, id=id_,
+              dispatch_events=dispatch_events)
 
     return command
+
+
+def _report_file(name: str):
+    """A projection report's one-pass path (`report_file`), imported when the command runs."""
+    def first(path: str, options):
+        return importlib.import_module(f"amdgpu_cli.profile.reports.{name}").report_file(path, options)
+
+    return first
 
 
 _projection("dispatch", "Per-function dispatch timing aggregates, or event rows. --id: event id.")

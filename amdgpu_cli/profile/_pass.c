@@ -24,7 +24,10 @@
 #define MADV_POPULATE_READ 22
 #endif
 
-enum { PASS_OK = 0, PASS_EXACT_PATH = 1 };
+/* PASS_STOPPED: the callback ended the pass. The chain errors are reader.py's scan codes. */
+enum { PASS_OK = 0, PASS_STOPPED = 1, PASS_TOO_SMALL = 2, PASS_FLAGS = 3, PASS_PAST_END = 4,
+       PASS_HEADER_LENGTH = 5, PASS_LENGTHS = 6 };
+#define PASS_EXACT_PATH PASS_STOPPED
 
 #define PASS_FAMILIES 24
 
@@ -133,52 +136,120 @@ static void pager_reach(pager_t* p, uint64_t offset) {
     }
 }
 
-/* A record: `h` its header at file offset `offset`; for chunks, `family` (-1: unknown content
- * type; always -1 for other records) and where its payload is. Nonzero: end the pass. */
+/* A record: `h` its header at file offset `offset`, `family` the index of its content type
+ * (-1: unknown), and where its payload is. Nonzero: end the pass. */
 typedef int (*pass_record_fn)(void* ctx, pager_t* pager, const uint8_t* data, const uint8_t* h,
                               uint64_t offset, int family, uint64_t payload, uint64_t payload_length);
 
-static int pass_chain(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+/* The index of content type `ct` (`ct_len` bytes) among `types`, or -1. The family last seen
+ * with the same length is tried first: consecutive records mostly repeat a few families. */
+static int family_of(const uint8_t* ct, uint64_t ct_len, const uint8_t* types,
+                     const uint32_t* type_lengths, int type_count, const uint64_t* starts,
+                     int* last_by_length) {
+    int* last = &last_by_length[ct_len & 255];
+    if (*last >= 0 && type_lengths[*last] == ct_len && memcmp(types + starts[*last], ct, ct_len) == 0)
+        return *last;
+    for (int i = 0; i < type_count && i < PASS_FAMILIES; ++i) {
+        if (type_lengths[i] == ct_len && memcmp(types + starts[i], ct, ct_len) == 0) {
+            *last = i;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int pass_chain(const uint8_t* data, uint64_t length, uint64_t* at, const uint8_t* types,
                       const uint32_t* type_lengths, int type_count, pager_t* pager,
                       pass_record_fn on_record, void* ctx) {
+    uint64_t offset = *at;
+    int rc = PASS_OK;
+    uint64_t starts[PASS_FAMILIES];
+    int last_by_length[256];
+    for (int i = 0, o = 0; i < type_count && i < PASS_FAMILIES; o += type_lengths[i++]) starts[i] = o;
+    for (int i = 0; i < 256; ++i) last_by_length[i] = -1;
     while (offset < length) {
         pager_reach(pager, offset);
         uint64_t remaining = length - offset;
-        if (remaining < HEADER_SIZE) return PASS_EXACT_PATH;
+        if (remaining < HEADER_SIZE) { rc = PASS_TOO_SMALL; break; }
         const uint8_t* h = data + offset;
-        if (u16_at(h + H_FLAGS) != 0) return PASS_EXACT_PATH;
+        if (u16_at(h + H_FLAGS) != 0) { rc = PASS_FLAGS; break; }
         uint64_t record_length = u64_at(h + H_RECORD_LENGTH);
-        if (record_length > remaining) return PASS_EXACT_PATH;
+        if (record_length > remaining) { rc = PASS_PAST_END; break; }
         uint32_t header_length = u32_at(h + H_HEADER_LENGTH);
-        if (header_length < HEADER_SIZE || header_length > record_length) return PASS_EXACT_PATH;
+        if (header_length < HEADER_SIZE || header_length > record_length) {
+            rc = PASS_HEADER_LENGTH;
+            break;
+        }
         uint64_t ct_len = u32_at(h + H_CONTENT_TYPE_LENGTH), name_len = u32_at(h + H_NAME_LENGTH);
         uint64_t payload_len = u64_at(h + H_PAYLOAD_LENGTH);
         uint64_t sum = ct_len + name_len + payload_len;
-        if (sum < payload_len || sum != record_length - header_length) return PASS_EXACT_PATH;
-        int family = -1;
-        if (u16_at(h + H_RECORD_TYPE) == RECORD_TYPE_CHUNK) {
-            const uint8_t* ct = h + header_length;
-            const uint8_t* name = types;
-            for (int i = 0; i < type_count && i < PASS_FAMILIES; ++i) {
-                if (type_lengths[i] == ct_len && memcmp(name, ct, ct_len) == 0) { family = i; break; }
-                name += type_lengths[i];
-            }
-        }
+        if (sum < payload_len || sum != record_length - header_length) { rc = PASS_LENGTHS; break; }
+        int family = family_of(h + header_length, ct_len, types, type_lengths, type_count,
+                               starts, last_by_length);
         if (on_record(ctx, pager, data, h, offset, family, offset + header_length + ct_len + name_len,
-                      payload_len))
-            return PASS_EXACT_PATH;
+                      payload_len)) {
+            rc = PASS_STOPPED;
+            break;
+        }
         offset += record_length;
     }
-    return PASS_OK;
+    *at = offset;
+    return rc;
 }
 
-/* The whole pass: the chain from `offset` to `length`, pages mapped ahead and let go behind. */
+/* The whole pass: the chain from `*at` to `length`, pages mapped ahead and let go behind; `*at`
+ * ends where the pass stopped. */
+static int pass_walk_from(const uint8_t* data, uint64_t length, uint64_t* at, const uint8_t* types,
+                          const uint32_t* type_lengths, int type_count, uint64_t window,
+                          pass_record_fn on_record, void* ctx) {
+    pager_t pager = {.data = data, .length = length, .window = window};
+    pager_start(&pager);
+    int rc = pass_chain(data, length, at, types, type_lengths, type_count, &pager, on_record, ctx);
+    pager_stop(&pager);
+    return rc;
+}
+
 static int pass_walk(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
                      const uint32_t* type_lengths, int type_count, uint64_t window,
                      pass_record_fn on_record, void* ctx) {
-    pager_t pager = {.data = data, .length = length, .window = window};
-    pager_start(&pager);
-    int rc = pass_chain(data, length, offset, types, type_lengths, type_count, &pager, on_record, ctx);
-    pager_stop(&pager);
+    return pass_walk_from(data, length, &offset, types, type_lengths, type_count, window, on_record,
+                          ctx);
+}
+
+/* --- the reader's record table (reader.py `_scan_native`) ------------------------------------- */
+
+typedef struct {
+    scan_entry_t* out;
+    uint64_t count, capacity;
+    uint32_t skip;  /* families whose chunks stay out of the table (bit per family) */
+} table_t;
+
+static int table_record(void* ctx, pager_t* pager, const uint8_t* data, const uint8_t* h,
+                        uint64_t offset, int family, uint64_t payload, uint64_t payload_length) {
+    table_t* t = (table_t*)ctx;
+    (void)pager; (void)data; (void)payload; (void)payload_length;
+    if (family >= 0 && (t->skip >> family) & 1 && u16_at(h + H_RECORD_TYPE) == RECORD_TYPE_CHUNK)
+        return 0;
+    if (t->count == t->capacity) return 1;
+    scan_entry_t* e = &t->out[t->count++];
+    e->offset = offset;
+    memcpy(e->header, h, HEADER_SIZE);
+    e->content_index = family;
+    e->reserved = 0;
+    return 0;
+}
+
+/* Every record from `offset` into `out` (at most `capacity`): the reader's `records` table,
+ * less the chunks of the families `skip` names (bit per family). Returns PASS_OK, PASS_STOPPED
+ * when `out` is full, or the chain error; `*next_offset` is where it stopped. Content types are
+ * matched for every record, chunks or not, as the table holds. */
+int scan_table(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+               const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+               scan_entry_t* out, uint64_t capacity, uint64_t* out_count, uint64_t* next_offset) {
+    table_t t = {out, 0, capacity, skip};
+    int rc = pass_walk_from(data, length, &offset, types, type_lengths, type_count, window,
+                            table_record, &t);
+    *out_count = t.count;
+    *next_offset = offset;
     return rc;
 }

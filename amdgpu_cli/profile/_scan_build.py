@@ -21,10 +21,9 @@ typedef struct {
     uint32_t reserved;
 } scan_entry_t;
 
-int scan_records(const uint8_t* data, uint64_t length, uint64_t offset,
-                 const uint8_t* types, const uint32_t* type_lengths, int type_count,
-                 scan_entry_t* out, uint64_t capacity,
-                 uint64_t* out_count, uint64_t* out_next_offset);
+int scan_table(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+               const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+               scan_entry_t* out, uint64_t capacity, uint64_t* out_count, uint64_t* next_offset);
 
 int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
                  const uint64_t* payload_lengths, uint64_t chunk_count, uint32_t size,
@@ -53,6 +52,10 @@ uint64_t render_rows(const row_field_t* fields, int count, const char* head, uin
 
 uint64_t copy_ranges(const uint8_t* src, const uint64_t* starts, const uint64_t* ends, uint64_t n,
                      uint8_t* dst);
+
+void gather_fields(const uint8_t* data, const uint64_t* offsets, uint64_t n,
+                   const uint32_t* field_offsets, const uint32_t* field_sizes, int count,
+                   uint8_t** outs);
 
 typedef struct {
     uint64_t file_records, session_begin_records, chunk_records, session_end_records;
@@ -121,6 +124,56 @@ int statistics_run(const uint8_t* data, uint64_t length, uint64_t offset, const 
                    const uint32_t* type_lengths, int type_count, uint64_t window,
                    statistics_t* out);
 void statistics_free(statistics_t* s);
+
+typedef struct {
+    uint64_t k[5];
+    uint64_t count, valid;
+    uint64_t earliest, latest, min, max, total;
+    uint64_t tile_count, tile_duration_sum_ns;
+    double mean, m2;
+    uint32_t last_workgroup_count[3], last_workgroup_size[3];
+    int64_t key_index;
+} projection_group_t;
+
+typedef struct {
+    projection_group_t* groups;
+    uint64_t count, capacity;
+    uint64_t* slots;
+    uint64_t mask;
+    uint64_t last;
+} projection_table_t;
+
+typedef struct {
+    int64_t id;
+    uint32_t device_id_offset, host_id_offset;
+    int check_command_buffers;
+    projection_table_t tables[5];
+    uint64_t device_total, device_matched, device_valid;
+    uint64_t host_total, host_matched, host_valid;
+    uint64_t* functions;
+    uint64_t function_count, function_capacity;
+    uint64_t* function_slots;
+    uint64_t function_mask;
+    uint64_t* queues;
+    uint64_t queue_count, queue_capacity;
+    uint64_t* queue_slots;
+    uint64_t queue_mask;
+    uint64_t* buffers;
+    uint64_t buffer_count, buffer_capacity;
+    uint64_t* buffer_slots;
+    uint64_t buffer_mask;
+    uint64_t last_queue[3];
+} projection_t;
+
+int projection_layout(uint32_t* families, uint32_t* offsets, int capacity);
+int projection_know_function(projection_t* p, uint64_t device, uint64_t executable,
+                             uint64_t function, int64_t key_index);
+int projection_know_queue(projection_t* p, uint64_t device, uint64_t queue, uint64_t stream);
+int projection_know_command_buffer(projection_t* p, uint64_t id);
+int projection_run(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                   const uint32_t* type_lengths, int type_count, uint64_t window,
+                   projection_t* p);
+void projection_free(projection_t* p);
 """
 
 SOURCE = r"""
@@ -138,45 +191,29 @@ typedef struct {
 enum { SCAN_OK = 0, SCAN_FULL = 1, SCAN_TOO_SMALL = 2, SCAN_FLAGS = 3, SCAN_PAST_END = 4,
        SCAN_HEADER_LENGTH = 5, SCAN_LENGTHS = 6, TYPED_TRUNCATED = 7, TYPED_LENGTH = 8 };
 
-static uint64_t rd64(const uint8_t* p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static uint32_t rd32(const uint8_t* p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint16_t rd16(const uint8_t* p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
-int scan_records(const uint8_t* data, uint64_t length, uint64_t offset,
-                 const uint8_t* types, const uint32_t* type_lengths, int type_count,
-                 scan_entry_t* out, uint64_t capacity,
-                 uint64_t* out_count, uint64_t* out_next_offset) {
-    uint64_t n = 0;
-    int rc = SCAN_OK;
-    while (offset < length) {
-        if (n == capacity) { rc = SCAN_FULL; break; }
-        uint64_t remaining = length - offset;
-        if (remaining < 104) { rc = SCAN_TOO_SMALL; break; }
-        const uint8_t* h = data + offset;
-        if (rd16(h + 102) != 0) { rc = SCAN_FLAGS; break; }
-        uint64_t record_length = rd64(h);
-        if (record_length > remaining) { rc = SCAN_PAST_END; break; }
-        uint32_t header_length = rd32(h + 56);
-        if (header_length < 104 || header_length > record_length) { rc = SCAN_HEADER_LENGTH; break; }
-        uint64_t ct_len = rd32(h + 60), name_len = rd32(h + 64), payload_len = rd64(h + 8);
-        uint64_t sum = ct_len + name_len + payload_len;
-        if (sum < payload_len || sum != record_length - header_length) { rc = SCAN_LENGTHS; break; }
-        scan_entry_t* e = &out[n++];
-        e->offset = offset;
-        memcpy(e->header, h, 104);
-        e->content_index = -1;
-        e->reserved = 0;
-        const uint8_t* ct = h + header_length;
-        const uint8_t* t = types;
-        for (int i = 0; i < type_count; ++i) {
-            if (type_lengths[i] == ct_len && memcmp(t, ct, ct_len) == 0) { e->content_index = i; break; }
-            t += type_lengths[i];
+/* Fields of records at `offsets`, one contiguous column each: field k (at `field_offsets[k]`
+ * in a record, `field_sizes[k]` bytes) of record i lands at outs[k] + i * field_sizes[k]. Each
+ * record is read once, however many fields are taken. */
+void gather_fields(const uint8_t* data, const uint64_t* offsets, uint64_t n,
+                   const uint32_t* field_offsets, const uint32_t* field_sizes, int count,
+                   uint8_t** outs) {
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint8_t* r = data + offsets[i];
+        for (int k = 0; k < count; ++k) {
+            uint32_t size = field_sizes[k];
+            const uint8_t* src = r + field_offsets[k];
+            uint8_t* dst = outs[k] + i * size;
+            switch (size) {  /* constant sizes: the copies become plain loads and stores */
+                case 1: memcpy(dst, src, 1); break;
+                case 2: memcpy(dst, src, 2); break;
+                case 4: memcpy(dst, src, 4); break;
+                case 8: memcpy(dst, src, 8); break;
+                default: memcpy(dst, src, size); break;
+            }
         }
-        offset += record_length;
     }
-    *out_count = n;
-    *out_next_offset = offset;
-    return rc;
 }
 
 int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
@@ -195,7 +232,7 @@ int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
             uint32_t record_length = rd32(p + o);
             if (record_length < size || record_length > remaining) { *out_count = n; return TYPED_LENGTH; }
             if (n == capacity) { *out_count = n; return SCAN_FULL; }
-            memcpy(out + n * (uint64_t)size, p + o, size);
+            if (out) memcpy(out + n * (uint64_t)size, p + o, size);  /* NULL: locate only */
             out_chunk[n] = (int64_t)c;
             out_offset[n] = payload_offsets[c] + o;
             ++n;
@@ -212,7 +249,7 @@ ffibuilder.cdef(CDEF)
 # The JSONL row renderer (reports/toolkit.py's RowLayout) and the one-pass reducers (the pass in
 # _pass.c; summary's and statistics' reductions) are plain C in their own files, one unit here.
 _HERE = Path(__file__).resolve().parent
-_C_FILES = ("_rows.c", "_pass.c", "_summary.c", "_statistics.c")
+_C_FILES = ("_rows.c", "_pass.c", "_summary.c", "_statistics.c", "_projection.c")
 ffibuilder.set_source("amdgpu_cli.profile._scan",
                       SOURCE + "".join((_HERE / name).read_text() for name in _C_FILES),
                       extra_compile_args=["-O2", "-pthread"],

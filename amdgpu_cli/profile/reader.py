@@ -95,6 +95,63 @@ class Typed:
                 f"record_length", record_index=int(self.chunk[bad[0]]))
 
 
+class Located:
+    """The typed records of one fixed-size content type, found in the mapped file but not copied:
+    each record's file offset and chunk. `columns(*names)` gathers fields on demand, one
+    contiguous array per field, reading each record once for all the fields asked together
+    (copying whole records of up to 248 bytes is the slow part on large bundles; reports read a
+    few fields). Columns are kept once gathered; `load` is `columns` for its effect."""
+
+    def __init__(self, bundle: "Bundle", ct: schema.ContentType, chunk: np.ndarray,
+                 offsets: np.ndarray, rows: np.ndarray | None = None):
+        self.bundle = bundle
+        self.content_type = ct
+        self.chunk = chunk        # file record index that holds each record
+        self.offsets = offsets    # file offset of each record (uint64)
+        self._rows = rows         # the records, when `typed` already copied them
+        self._columns: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns(name)[name]
+
+    def load(self, *names: str) -> None:
+        self.columns(*names)
+
+    def columns(self, *names: str) -> dict[str, np.ndarray]:
+        missing = [n for n in dict.fromkeys(names) if n not in self._columns]
+        if missing:
+            self._columns.update(self._gather(missing))
+        return {n: self._columns[n] for n in names}
+
+    def _gather(self, names: list[str]) -> dict[str, np.ndarray]:
+        layout = self.content_type.dtype.fields
+        if self._rows is not None:
+            return {name: np.ascontiguousarray(self._rows[name]) for name in names}
+        n = len(self.offsets)
+        out = {name: np.empty(n, layout[name][0]) for name in names}
+        if not n:
+            return out
+        bundle = self.bundle
+        ffi, lib = _native.ffi, _native.lib
+        field_offsets = ffi.new("uint32_t[]", [layout[name][1] for name in names])
+        field_sizes = ffi.new("uint32_t[]", [layout[name][0].itemsize for name in names])
+        columns = [ffi.cast("uint8_t*", ffi.from_buffer(out[name])) for name in names]
+        outs = ffi.new("uint8_t*[]", columns)
+        src = ffi.from_buffer("uint8_t[]", bundle.data)
+        offsets = np.ascontiguousarray(self.offsets, np.uint64)
+        offsets_p = ffi.cast("uint64_t*", ffi.from_buffer(offsets))
+        for lo, hi in bundle.windows(offsets, offsets + np.uint64(self.content_type.dtype.itemsize)):
+            for k, name in enumerate(names):
+                outs[k] = columns[k] + lo * layout[name][0].itemsize
+            lib.gather_fields(src, offsets_p + lo, hi - lo, field_offsets, field_sizes, len(names),
+                              outs)
+        bundle.release_pages()
+        return out
+
+
 def _variable_tail_lengths(ct: schema.ContentType, rows: np.ndarray) -> np.ndarray:
     s, r = ct.suffix, rows
     i64 = lambda name: r[name].astype(np.int64)  # noqa: E731
@@ -116,11 +173,15 @@ def _variable_tail_lengths(ct: schema.ContentType, rows: np.ndarray) -> np.ndarr
 class Bundle:
     """An opened .ireeprof file. Use `Bundle.open(path)` or `Bundle.from_bytes(data)`."""
 
-    def __init__(self, data: np.ndarray, path: str = "<memory>", keepalive=None):
+    def __init__(self, data: np.ndarray, path: str = "<memory>", keepalive=None,
+                 without: tuple[str, ...] = ()):
         self.path = path
+        self.without = frozenset(without)      # families left out of `records` (see `open`)
         self.data = data                       # uint8 view of the whole file
         self._keepalive = keepalive
         self._typed: dict[str, Typed] = {}
+        self._chunks_by_content: list[np.ndarray] | None = None
+        self._located: dict[str, Located] = {}
         self.error: BundleFormatError | None = None
         self.header = self._parse_header()
         self.first_record_offset = int(self.header["header_length"])
@@ -131,12 +192,15 @@ class Bundle:
     # --- opening ----------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> "Bundle":
+    def open(cls, path: str | os.PathLike, *, without: tuple[str, ...] = ()) -> "Bundle":
+        """The bundle at `path`. `without` names families (suffixes) whose chunks `records` leaves
+        out: a metadata view for the one-pass reducers, which read the events themselves (native
+        scanner only; a chain error's record number then counts only the records kept)."""
         path = os.fspath(path)
         mm = map_file(path)
         if mm is None:
-            return cls(np.zeros(0, np.uint8), path)
-        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm)
+            return cls(np.zeros(0, np.uint8), path, without=without)
+        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm, without=without)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Bundle":
@@ -170,8 +234,10 @@ class Bundle:
     def _scan(self) -> np.ndarray:
         start, end = self.first_record_offset, self.logical_length
         if native_enabled():
-            table, code, offset = _scan_native(self.data, start, end, self.release_pages,
-                                               self.prefetch)
+            skip = sum(1 << schema.CONTENT_TYPES.index(schema.BY_SUFFIX[s]) for s in self.without)
+            table, code, offset = _scan_native(self.data, start, end, skip)
+        elif self.without:
+            raise ValueError("a bundle without some families needs the native scanner")
         else:
             table, code, offset = _scan_python(self.data, start, end)
         if code != _SCAN_OK:
@@ -258,14 +324,23 @@ class Bundle:
 
     def chunk_indices(self, suffix: str) -> np.ndarray:
         """Indices of the CHUNK records of one content type, in file order."""
-        index = schema.CONTENT_TYPES.index(schema.BY_SUFFIX[suffix])
-        r = self.records
-        return np.nonzero((r["content_index"] == index) & (r["record_type"] == schema.RecordType.CHUNK))[0]
+        if self._chunks_by_content is None:
+            # One stable grouping of every chunk by content type (int8 codes sort by radix).
+            r = self.records
+            codes = np.where(r["record_type"] == schema.RecordType.CHUNK, r["content_index"], -2)
+            codes = codes.astype(np.int8)
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(-1, len(schema.CONTENT_TYPES) + 1))
+            self._chunks_by_content = [order[bounds[i]:bounds[i + 1]]
+                                       for i in range(1, len(schema.CONTENT_TYPES) + 1)]
+        return self._chunks_by_content[schema.CONTENT_TYPES.index(schema.BY_SUFFIX[suffix])]
 
     # --- typed records ----------------------------------------------------------------------------
 
     def typed(self, suffix: str, *, strict: bool = False) -> Typed:
         """Every typed record of one content type; `strict` also checks variable-record lengths."""
+        if suffix in self.without:
+            raise ValueError(f"this bundle was opened without its {suffix} chunks")
         typed = self._typed.get(suffix)
         if typed is None:
             typed = self._typed[suffix] = self._decode(schema.BY_SUFFIX[suffix])
@@ -273,17 +348,46 @@ class Bundle:
             typed.check_variable_lengths()
         return typed
 
+    def locate(self, suffix: str) -> Located:
+        """Where every typed record of one fixed-size content type is, without copying them: the
+        same walk and the same errors as `typed`, for reports that read a few fields of many
+        records (`Located.columns`)."""
+        if suffix in self.without:
+            raise ValueError(f"this bundle was opened without its {suffix} chunks")
+        located = self._located.get(suffix)
+        if located is None:
+            ct = schema.BY_SUFFIX[suffix]
+            if suffix in self._typed or not native_enabled():
+                typed = self.typed(suffix)
+                located = Located(self, ct, typed.chunk, typed.offsets.astype(np.uint64),
+                                  typed.rows)
+            else:
+                _, chunk, offsets = self._walk(ct, locate_only=True)
+                located = Located(self, ct, chunk, offsets)
+            self._located[suffix] = located
+        return located
+
     def _decode(self, ct: schema.ContentType) -> Typed:
+        if ct.kind == schema.ContentKind.TRACE:
+            chunks = self.chunk_indices(ct.suffix)
+            r = self.records[chunks]
+            offsets = (r["offset"] + r["header_length"] + r["content_type_length"]
+                       + r["name_length"]).astype(np.uint64)
+            return self._decode_traces(ct, chunks, offsets, r["payload_length"].astype(np.uint64))
+        rows, chunk, row_offsets = self._walk(ct)
+        return Typed(self, ct, rows.view(ct.dtype).reshape(-1), chunk, row_offsets)
+
+    def _walk(self, ct: schema.ContentType, locate_only: bool = False):
+        """IREE's typed-record walk over every chunk of `ct`: (rows, chunk, offsets), rows None
+        when only locating; a torn or mis-sized record raises IREE's DATA_LOSS error."""
         chunks = self.chunk_indices(ct.suffix)
         r = self.records[chunks]
         offsets = (r["offset"] + r["header_length"] + r["content_type_length"] + r["name_length"]).astype(np.uint64)
         lengths = r["payload_length"].astype(np.uint64)
-        if ct.kind == schema.ContentKind.TRACE:
-            return self._decode_traces(ct, chunks, offsets, lengths)
         size = ct.dtype.itemsize
         if native_enabled():
             code, rows, chunk, row_offsets, bad = _gather_native(self.data, offsets, lengths, size,
-                                                                 self.windows)
+                                                                 self.windows, locate_only)
         else:
             code, rows, chunk, row_offsets, bad = _gather_python(self.data, offsets, lengths, size)
         self.release_pages()
@@ -296,7 +400,7 @@ class Bundle:
                 length = int(self.data[int(offsets[bad_chunk]) + bad_offset:][:4].view("<u4")[0])
                 msg = f"profile chunk '{ct.name}' has invalid typed record length {length}"
             raise BundleFormatError(f"{msg} (record {rec})", record_index=rec)
-        return Typed(self, ct, rows.view(ct.dtype).reshape(-1), chunks[chunk], row_offsets)
+        return rows, chunks[chunk], row_offsets
 
     def _decode_traces(self, ct, chunks, offsets, lengths) -> Typed:
         size = ct.dtype.itemsize
@@ -319,27 +423,25 @@ class Bundle:
 
 # --- scan implementations ---------------------------------------------------------------------
 
-def _scan_native(data: np.ndarray, start: int, end: int, release=None, prefetch=None):
-    """The record walk, a window of records at a time: `prefetch(start, end)` before each window
-    maps the next WINDOW_BYTES at once, `release(offset)` after it lets go of the pages walked."""
+def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0):
+    """The record walk in native code (_pass.c `scan_table`): one call fills the table while a
+    helper thread maps the file a window ahead and the walk lets go of the pages behind it. The
+    table is allocated for the most records the file could hold; only its used part is touched.
+    Chunks of the families `skip` names (bit per family) are left out."""
     ffi, lib = _native.ffi, _native.lib
     names, lengths = content_name_table(ffi)
     src = ffi.from_buffer("uint8_t[]", data)
     parts = []
     offset = start
-    capacity = max(16, min(1 << 15, (end - start) // 104 + 1))
     count, next_offset = ffi.new("uint64_t*"), ffi.new("uint64_t*")
     while True:
-        if prefetch is not None:
-            prefetch(offset, offset + WINDOW_BYTES)
+        capacity = max(16, min(1 << 24, (end - offset) // 104 + 1))
         block = np.empty(capacity, RECORD_TABLE)
-        code = lib.scan_records(src, end, offset, names, lengths, len(CONTENT_NAMES),
-                                ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity,
-                                count, next_offset)
-        parts.append(block[:count[0]].copy() if count[0] < capacity // 2 else block[:count[0]])
+        code = lib.scan_table(src, end, offset, names, lengths, len(CONTENT_NAMES), WINDOW_BYTES,
+                              skip, ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity,
+                              count, next_offset)
+        parts.append(block[:count[0]])
         offset = next_offset[0]
-        if release is not None:
-            release(offset)
         if code != _SCAN_FULL:
             break
     table = parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -379,19 +481,20 @@ def _scan_python(data: np.ndarray, start: int, end: int):
     return table, code, offset
 
 
-def _gather_native(data, offsets, lengths, size, windows=None):
-    """Copies the typed records of the given payloads, a window of the file at a time
-    (`windows(starts, ends)`, default `_windows`: the payload ranges to copy at once)."""
+def _gather_native(data, offsets, lengths, size, windows=None, locate_only=False):
+    """Copies the typed records of the given payloads (only finds them with `locate_only`: rows
+    None), a window of the file at a time (`windows(starts, ends)`, default `_windows`: the
+    payload ranges to copy at once)."""
     ffi, lib = _native.ffi, _native.lib
     capacity = int(lengths.sum()) // size if len(lengths) else 0
-    out = np.empty(capacity * size, np.uint8)
+    out = np.empty(0 if locate_only else capacity * size, np.uint8)
     chunk = np.empty(capacity, np.int64)
     row_offsets = np.empty(capacity, np.uint64)
     count, bad_chunk, bad_offset = ffi.new("uint64_t*"), ffi.new("uint64_t*"), ffi.new("uint64_t*")
     offsets = np.ascontiguousarray(offsets, np.uint64)
     lengths = np.ascontiguousarray(lengths, np.uint64)
     src = ffi.from_buffer("uint8_t[]", data)
-    out_p = ffi.cast("uint8_t*", ffi.from_buffer(out))
+    out_p = ffi.NULL if locate_only else ffi.cast("uint8_t*", ffi.from_buffer(out))
     chunk_p = ffi.cast("int64_t*", ffi.from_buffer(chunk))
     rows_p = ffi.cast("uint64_t*", ffi.from_buffer(row_offsets))
     offsets_p = ffi.cast("uint64_t*", ffi.from_buffer(offsets))
@@ -399,14 +502,15 @@ def _gather_native(data, offsets, lengths, size, windows=None):
     n, code, bad = 0, _SCAN_OK, (0, 0)
     for lo, hi in (_windows(offsets) if windows is None else windows(offsets, offsets + lengths)):
         code = lib.gather_typed(src, offsets_p + lo, lengths_p + lo, hi - lo, size,
-                                out_p + n * size, capacity - n, chunk_p + n, rows_p + n, count,
+                                ffi.NULL if locate_only else out_p + n * size, capacity - n,
+                                chunk_p + n, rows_p + n, count,
                                 bad_chunk, bad_offset)
         chunk[n:n + count[0]] += lo
         n += count[0]
         if code != _SCAN_OK:
             bad = (lo + bad_chunk[0], bad_offset[0])
             break
-    return code, out[:n * size], chunk[:n], row_offsets[:n], bad
+    return code, None if locate_only else out[:n * size], chunk[:n], row_offsets[:n], bad
 
 
 _POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else 0)

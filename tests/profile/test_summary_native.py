@@ -96,9 +96,10 @@ def _overflowing() -> dict[str, bytes]:
     }
 
 
-def _mutations(seed: int, count: int) -> list[tuple[str, bytes]]:
-    """The rich synthetic bundle with bytes flipped, 4/8-byte fields set to edge values, or cut."""
-    base = amdgpu_bundle()
+def _mutations(seed: int, count: int, base: bytes | None = None) -> list[tuple[str, bytes]]:
+    """A bundle (the rich synthetic one by default) with bytes flipped, 4/8-byte fields set to
+    edge values, or cut short."""
+    base = amdgpu_bundle() if base is None else base
     rng = random.Random(seed)
     out = []
     edges = [0, 1, 0xFF, 0xFFFFFFFF, 0x7FFFFFFF, 1 << 31, 88, 104, 248]

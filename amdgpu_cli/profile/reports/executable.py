@@ -17,16 +17,23 @@ from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.schema import hash_hex
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports import projection_native
 from amdgpu_cli.profile.reports.projection import EXECUTABLE, HOST_TIMING, Projection
 from amdgpu_cli.profile.reports.toolkit import Rows
 
 
 def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
-    return Rows(_parts(bundle, options))
+    return Rows(_parts(Projection.build(bundle, EXECUTABLE, options), options))
 
 
-def _parts(bundle: Bundle, options: ReportOptions) -> Iterator:
-    p = Projection.build(bundle, EXECUTABLE, options)
+def report_file(path: str, options: ReportOptions = ReportOptions()) -> Rows | None:
+    """The rows from one native pass over the events (`projection_native`), or None where the
+    exact path (`report` over a whole Bundle) must run."""
+    p = projection_native.build(path, EXECUTABLE, options)
+    return None if p is None else Rows(_parts(p, options))
+
+
+def _parts(p: Projection, options: ReportOptions) -> Iterator:
     if options.dispatch_events:
         yield from p.event_rows()
         yield p.dispatch_summary_row()

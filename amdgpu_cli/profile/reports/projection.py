@@ -54,6 +54,13 @@ HOST_DISPATCH_TYPE = 2  # queue/host-execution event type `dispatch`
 HOST_TIMING = {"timing_source": "host_execution_event", "time_domain": "iree_host_time_ns",
                "duration_time_domain": "iree_host_duration_ns"}
 
+# Event fields the aggregate tables read (the key, the timing, the groupings).
+_DEVICE_FIELDS = ("executable_id", "function_ordinal", "command_buffer_id", "submission_id",
+                  "start_tick", "end_tick")
+_HOST_FIELDS = ("physical_device_ordinal", "queue_ordinal", "stream_id", "executable_id",
+                "function_ordinal", "command_buffer_id", "submission_id", "start_host_time_ns",
+                "end_host_time_ns", "tile_count", "tile_duration_sum_ns")
+
 # The event field `--id` selects on, per mode.
 _ID_FIELD = {DISPATCH: "event_id", EXECUTABLE: "executable_id", COMMAND: "command_buffer_id",
              QUEUE: "submission_id"}
@@ -246,6 +253,12 @@ class Projection:
 
     # --- id / metadata / key matching -------------------------------------------------------------
 
+    def _fields(self, aggregate: tuple[str, ...]) -> tuple[str, ...]:
+        """The event fields this run reads, gathered together in one pass over the records."""
+        if self.options.dispatch_events:
+            return ()  # event rows read most fields: each is gathered on first use
+        return aggregate + ((_ID_FIELD[self.mode],) if self.options.id >= 0 else ())
+
     def _id_mask(self, rows: Columns) -> np.ndarray | None:
         if self.options.id < 0:
             return None
@@ -306,9 +319,10 @@ class Projection:
         return matched, [keys[k] for k in used.tolist()], remap.reshape(-1)
 
     def _device_events(self, failures: _Failures) -> Events:
-        typed = self.bundle.typed("dispatch-events")
-        rows = Columns(typed.rows)
-        chunk = typed.chunk
+        located = self.bundle.locate("dispatch-events")
+        located.load(*self._fields(_DEVICE_FIELDS))
+        rows = Columns(located)
+        chunk = located.chunk
         if len(rows):
             chunks, inverse = np.unique(chunk, return_inverse=True)
             headers = self.bundle.records[chunks]
@@ -335,9 +349,10 @@ class Projection:
         return events
 
     def _host_events(self, failures: _Failures) -> Events:
-        typed = self.bundle.typed("host-execution-events")
-        rows = Columns(typed.rows, np.flatnonzero(typed.rows["type"] == HOST_DISPATCH_TYPE))
-        chunk = typed.chunk[rows.index]
+        located = self.bundle.locate("host-execution-events")
+        located.load("type", *self._fields(_HOST_FIELDS))
+        rows = Columns(located, np.flatnonzero(located["type"] == HOST_DISPATCH_TYPE))
+        chunk = located.chunk[rows.index]
         self.host_counts.total = len(rows)
         id_mask = self._id_mask(rows)
         if id_mask is not None:

@@ -34,7 +34,7 @@ _GROUP_FIELDS = ("row_type", "time_domain", "flags", "physical_device_ordinal", 
                  "last_end_time", "total_duration", "minimum_duration", "maximum_duration")
 
 
-def report_file(path: str) -> list[Row] | None:
+def report_file(path: str, options=None) -> list[Row] | None:
     """The `statistics` rows of the bundle at `path`, or None when the exact walk must run."""
     if not native_enabled():
         return None

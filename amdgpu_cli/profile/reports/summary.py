@@ -26,7 +26,6 @@ Sources: IREE `tooling/profile/summary.c`; ../shared/reference/ireeprof.md secti
 
 from __future__ import annotations
 
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -66,39 +65,14 @@ class Chunks(NamedTuple):
     length: np.ndarray   # payload length (int64)
 
 
-class _ChunkTable(NamedTuple):
-    by_content: dict             # content index -> file record indices of its CHUNK records
-    payload_offset: np.ndarray   # per file record (int64)
-    payload_length: np.ndarray   # per file record (int64)
-
-
-_CHUNK_TABLES: "weakref.WeakKeyDictionary[Bundle, _ChunkTable]" = weakref.WeakKeyDictionary()
-
-
-def _chunk_table(bundle: Bundle) -> _ChunkTable:
-    """Chunk records grouped by content type, and every payload's place (cached per bundle)."""
-    table = _CHUNK_TABLES.get(bundle)
-    if table is None:
-        rec = bundle.records
-        # -2 marks non-chunk records; codes fit in int8, which numpy sorts by radix in O(n).
-        codes = np.where(rec["record_type"] == schema.RecordType.CHUNK, rec["content_index"], -2)
-        codes = codes.astype(np.int8)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(-1, len(schema.CONTENT_TYPES) + 1))
-        offset = rec["offset"].astype(np.int64)
-        offset += rec["header_length"]
-        offset += rec["content_type_length"]
-        offset += rec["name_length"]
-        table = _CHUNK_TABLES[bundle] = _ChunkTable(
-            {k: order[bounds[k + 1]:bounds[k + 2]] for k in range(-1, len(schema.CONTENT_TYPES))},
-            offset, rec["payload_length"].astype(np.int64))
-    return table
-
-
 def chunks_of(bundle: Bundle, suffix: str) -> Chunks:
-    table = _chunk_table(bundle)
-    index = table.by_content[_CONTENT_INDEX[suffix]]
-    return Chunks(index, table.payload_offset[index], table.payload_length[index])
+    index = bundle.chunk_indices(suffix)
+    r = bundle.records[index]
+    offset = r["offset"].astype(np.int64)
+    offset += r["header_length"]
+    offset += r["content_type_length"]
+    offset += r["name_length"]
+    return Chunks(index, offset, r["payload_length"].astype(np.int64))
 
 
 class FixedRecords:

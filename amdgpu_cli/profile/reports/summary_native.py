@@ -34,7 +34,7 @@ _CLOCK_FIELDS = ("flags", "physical_device_ordinal", "sample_id", "device_tick",
                  "host_cpu_timestamp_ns", "host_time_begin_ns", "host_time_end_ns")
 
 
-def report_file(path: str) -> list[Row] | None:
+def report_file(path: str, options=None) -> list[Row] | None:
     """The `summary` rows of the bundle at `path`, or None when the exact walk must run."""
     if not native_enabled():
         return None

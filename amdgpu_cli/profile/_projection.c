@@ -1,0 +1,380 @@
+/* The projection reports' aggregate tables (`dispatch`, `executable`, `command`) in one forward
+ * pass over a mapped .ireeprof file (reports/projection_native.py).
+ *
+ * What reports/projection.py computes from whole columns, reduced as the pass goes: device
+ * dispatch events (device, queue and stream from their chunk header) and host dispatch spans
+ * (host-execution-events of type dispatch) that match `--id` and whose function key the caller
+ * allowed (its `--filter` verdict per (device, executable, function), computed from the metadata
+ * model) are counted and added to five tables, each a hash table of groups kept in the order of
+ * their first event: per function and per command-buffer execution for both domains, per queue
+ * submission for device events. A group keeps counts, exact totals, extremes, the last event's
+ * workgroup geometry and IREE's running (Welford) mean and squared deviations, in file order.
+ *
+ * The pass declines (PASS_EXACT_PATH) at anything reports/projection.py reports as an error: a
+ * torn or mis-sized event record, an id-matched event whose queue, function (or, in command
+ * mode, command buffer) the metadata does not know, a total past its limit (2**64 - 1 for device
+ * ticks, 2**63 - 1 for host ns), a negative host tile duration on a valid span; and when memory
+ * runs out. The caller then runs the exact path, which gives IREE's message.
+ *
+ * The pass itself (record chain, paging, helper thread) is _pass.c's; `projection_free` releases
+ * what a run allocated, whatever it returned.
+ */
+
+typedef struct {
+    uint64_t k[5];   /* function: device, executable, function; execution: command buffer,
+                        submission, device, queue, stream; submission: device, queue, stream,
+                        submission */
+    uint64_t count, valid;
+    uint64_t earliest, latest, min, max, total;  /* host tables: int64 values in these bits */
+    uint64_t tile_count, tile_duration_sum_ns;
+    double mean, m2;
+    uint32_t last_workgroup_count[3], last_workgroup_size[3];
+    int64_t key_index;
+} projection_group_t;
+
+typedef struct {
+    projection_group_t* groups;
+    uint64_t count, capacity;
+    uint64_t* slots;   /* group index + 1, 0 when empty */
+    uint64_t mask;
+    uint64_t last;     /* the group touched last, + 1 */
+} projection_table_t;
+
+enum {
+    TABLE_DEVICE_FUNCTION, TABLE_DEVICE_EXECUTION, TABLE_DEVICE_SUBMISSION, TABLE_HOST_FUNCTION,
+    TABLE_HOST_EXECUTION, PROJECTION_TABLES
+};
+
+typedef struct {
+    /* inputs */
+    int64_t id;                      /* --id, or -1 */
+    uint32_t device_id_offset, host_id_offset;  /* the id field of each event layout */
+    int check_command_buffers;       /* command mode: every command buffer must be known */
+    /* outputs */
+    projection_table_t tables[PROJECTION_TABLES];
+    uint64_t device_total, device_matched, device_valid;
+    uint64_t host_total, host_matched, host_valid;
+    /* known metadata (hash sets, filled by projection_know_*) */
+    uint64_t* functions;             /* (device, executable, function, key index) rows */
+    uint64_t function_count, function_capacity;
+    uint64_t* function_slots;
+    uint64_t function_mask;
+    uint64_t* queues;                /* (device, queue, stream) rows */
+    uint64_t queue_count, queue_capacity;
+    uint64_t* queue_slots;
+    uint64_t queue_mask;
+    uint64_t* buffers;               /* command buffer ids */
+    uint64_t buffer_count, buffer_capacity;
+    uint64_t* buffer_slots;
+    uint64_t buffer_mask;
+    uint64_t last_queue[3];          /* the queue found last (all ones: none yet) */
+} projection_t;
+
+#define I64_MAX_U ((uint64_t)INT64_MAX)
+
+/* Field offsets (schema.py's dtypes; checked by the tests through projection_layout). */
+#define PROJ_FIELDS(X)                                                                      \
+    X(PD_SUBMISSION, F_DISPATCHES, 16) X(PD_COMMAND_BUFFER, F_DISPATCHES, 24)                \
+    X(PD_EXECUTABLE, F_DISPATCHES, 32) X(PD_FUNCTION, F_DISPATCHES, 44)                      \
+    X(PD_WORKGROUP_COUNT, F_DISPATCHES, 48) X(PD_WORKGROUP_SIZE, F_DISPATCHES, 60)            \
+    X(PD_START, F_DISPATCHES, 72) X(PD_END, F_DISPATCHES, 80)                                \
+    X(PH_TYPE, F_HOST_EXECUTION, 4) X(PH_SUBMISSION, F_HOST_EXECUTION, 24)                   \
+    X(PH_COMMAND_BUFFER, F_HOST_EXECUTION, 32) X(PH_EXECUTABLE, F_HOST_EXECUTION, 40)         \
+    X(PH_STREAM, F_HOST_EXECUTION, 56) X(PH_PDO, F_HOST_EXECUTION, 64)                       \
+    X(PH_QUEUE, F_HOST_EXECUTION, 68) X(PH_FUNCTION, F_HOST_EXECUTION, 76)                   \
+    X(PH_WORKGROUP_COUNT, F_HOST_EXECUTION, 80) X(PH_WORKGROUP_SIZE, F_HOST_EXECUTION, 92)    \
+    X(PH_START, F_HOST_EXECUTION, 104) X(PH_END, F_HOST_EXECUTION, 112)                      \
+    X(PH_TILES, F_HOST_EXECUTION, 128) X(PH_TILE_NS, F_HOST_EXECUTION, 136)
+
+#define AS_PROJ_ENUM(name, family, offset) name = offset,
+enum { PROJ_FIELDS(AS_PROJ_ENUM) };
+#undef AS_PROJ_ENUM
+
+#define H_STREAM 24
+#define HOST_DISPATCH_TYPE 2
+
+int projection_layout(uint32_t* families, uint32_t* offsets, int capacity) {
+    int n = 0;
+#define AS_PROJ_ROW(name, family, offset) \
+    if (n < capacity) { families[n] = family; offsets[n] = offset; } ++n;
+    PROJ_FIELDS(AS_PROJ_ROW)
+#undef AS_PROJ_ROW
+    return n;
+}
+
+static uint64_t hash_words(const uint64_t* w, int n) {
+    static const uint64_t K[5] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full,
+                                  0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
+                                  0xFF51AFD7ED558CCDull};
+    uint64_t h = 0;
+    for (int i = 0; i < n; ++i) h ^= w[i] * K[i];
+    return h ^ (h >> 29);
+}
+
+/* An open-addressing index over `rows` (each `width` words, the first `keyed` of them the key):
+ * grows to stay at most half full. */
+static int index_grow(uint64_t** slots, uint64_t* mask, const uint64_t* rows, uint64_t count,
+                      int width, int keyed) {
+    if (*slots && (count + 1) * 2 <= *mask + 1) return 0;
+    uint64_t n = *slots ? (*mask + 1) * 2 : 64;
+    while ((count + 1) * 2 > n) n *= 2;
+    uint64_t* fresh = (uint64_t*)calloc(n, sizeof(uint64_t));
+    if (!fresh) return 1;
+    for (uint64_t i = 0; i < count; ++i) {
+        uint64_t at = hash_words(rows + i * width, keyed) & (n - 1);
+        while (fresh[at]) at = (at + 1) & (n - 1);
+        fresh[at] = i + 1;
+    }
+    free(*slots);
+    *slots = fresh;
+    *mask = n - 1;
+    return 0;
+}
+
+/* The row (index + 1) whose key is `key`, or 0. */
+static uint64_t index_find(const uint64_t* slots, uint64_t mask, const uint64_t* rows, int width,
+                           const uint64_t* key, int keyed) {
+    if (!slots) return 0;
+    for (uint64_t at = hash_words(key, keyed) & mask, slot; (slot = slots[at]) != 0;
+         at = (at + 1) & mask) {
+        if (memcmp(rows + (slot - 1) * width, key, keyed * sizeof(uint64_t)) == 0) return slot;
+    }
+    return 0;
+}
+
+/* Adds a row of `width` words to a known-metadata set; nonzero when out of memory. */
+static int set_add(uint64_t** rows, uint64_t* count, uint64_t* capacity, uint64_t** slots,
+                   uint64_t* mask, const uint64_t* row, int width, int keyed) {
+    if (index_find(*slots, *mask, *rows, width, row, keyed)) return 0;
+    if (*count == *capacity) {
+        uint64_t n = *capacity ? *capacity * 2 : 64;
+        uint64_t* p = (uint64_t*)realloc(*rows, n * width * sizeof(uint64_t));
+        if (!p) return 1;
+        *rows = p;
+        *capacity = n;
+    }
+    memcpy(*rows + *count * width, row, width * sizeof(uint64_t));
+    ++*count;
+    free(*slots);
+    *slots = NULL;
+    return index_grow(slots, mask, *rows, *count, width, keyed);
+}
+
+/* The metadata the caller knows: a function's key index (-1: its key does not pass --filter),
+ * a queue, a command buffer. */
+int projection_know_function(projection_t* p, uint64_t device, uint64_t executable,
+                             uint64_t function, int64_t key_index) {
+    uint64_t row[4] = {device, executable, function, (uint64_t)key_index};
+    return set_add(&p->functions, &p->function_count, &p->function_capacity, &p->function_slots,
+                   &p->function_mask, row, 4, 3);
+}
+
+int projection_know_queue(projection_t* p, uint64_t device, uint64_t queue, uint64_t stream) {
+    uint64_t row[3] = {device, queue, stream};
+    return set_add(&p->queues, &p->queue_count, &p->queue_capacity, &p->queue_slots,
+                   &p->queue_mask, row, 3, 3);
+}
+
+int projection_know_command_buffer(projection_t* p, uint64_t id) {
+    return set_add(&p->buffers, &p->buffer_count, &p->buffer_capacity, &p->buffer_slots,
+                   &p->buffer_mask, &id, 1, 1);
+}
+
+void projection_free(projection_t* p) {
+    for (int t = 0; t < PROJECTION_TABLES; ++t) {
+        free(p->tables[t].groups);
+        free(p->tables[t].slots);
+    }
+    free(p->functions);
+    free(p->function_slots);
+    free(p->queues);
+    free(p->queue_slots);
+    free(p->buffers);
+    free(p->buffer_slots);
+    memset(p, 0, sizeof(*p));
+}
+
+static uint64_t group_key_hash(const projection_group_t* g) { return hash_words(g->k, 5); }
+
+static int same_group_key(const uint64_t* a, const uint64_t* b) {
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
+}
+
+/* The group of `table` keyed `k` (made, in first-touch order, on first use); NULL: out of memory. */
+static projection_group_t* group_of(projection_table_t* t, const uint64_t k[5], int host) {
+    if (t->last && same_group_key(t->groups[t->last - 1].k, k))
+        return &t->groups[t->last - 1];
+    if (!t->slots || (t->count + 1) * 2 > t->mask + 1) {
+        uint64_t n = t->slots ? (t->mask + 1) * 2 : 64;
+        uint64_t* fresh = (uint64_t*)calloc(n, sizeof(uint64_t));
+        if (!fresh) return NULL;
+        for (uint64_t i = 0; i < t->count; ++i) {
+            uint64_t at = group_key_hash(&t->groups[i]) & (n - 1);
+            while (fresh[at]) at = (at + 1) & (n - 1);
+            fresh[at] = i + 1;
+        }
+        free(t->slots);
+        t->slots = fresh;
+        t->mask = n - 1;
+    }
+    uint64_t at = hash_words(k, 5) & t->mask;
+    for (uint64_t slot; (slot = t->slots[at]) != 0; at = (at + 1) & t->mask) {
+        if (same_group_key(t->groups[slot - 1].k, k)) {
+            t->last = slot;
+            return &t->groups[slot - 1];
+        }
+    }
+    if (t->count == t->capacity) {
+        uint64_t n = t->capacity ? t->capacity * 2 : 64;
+        projection_group_t* g = (projection_group_t*)realloc(t->groups, n * sizeof(*g));
+        if (!g) return NULL;
+        t->groups = g;
+        t->capacity = n;
+    }
+    projection_group_t* g = &t->groups[t->count++];
+    memset(g, 0, sizeof(*g));
+    memcpy(g->k, k, sizeof(g->k));
+    g->earliest = g->min = host ? I64_MAX_U : UINT64_MAX;
+    g->key_index = -1;
+    t->slots[at] = t->count;
+    t->last = t->count;
+    return g;
+}
+
+/* One matched event into a group: timing, and with `welford` the running mean. */
+static int add_timing(projection_group_t* g, int valid, uint64_t start, uint64_t end,
+                      uint64_t limit, int host, int welford) {
+    ++g->count;
+    if (!valid) return 0;
+    ++g->valid;
+    uint64_t duration = end - start;
+    if (host) {
+        if ((int64_t)start < (int64_t)g->earliest) g->earliest = start;
+        if ((int64_t)end > (int64_t)g->latest) g->latest = end;
+    } else {
+        if (start < g->earliest) g->earliest = start;
+        if (end > g->latest) g->latest = end;
+    }
+    if (duration < g->min) g->min = duration;
+    if (duration > g->max) g->max = duration;
+    if (add_u64(&g->total, duration) || g->total > limit) return 1;
+    if (welford) {
+        double x = host ? (double)(int64_t)duration : (double)duration;
+        double delta = x - g->mean;
+        g->mean += delta / (double)g->valid;
+        g->m2 += delta * (x - g->mean);
+    }
+    return 0;
+}
+
+static int add_tiles(projection_group_t* g, int valid, uint64_t tiles, int64_t tile_ns) {
+    if (!valid) return 0;
+    if (add_u64(&g->tile_count, tiles)) return 1;
+    if (add_u64(&g->tile_duration_sum_ns, (uint64_t)tile_ns) || g->tile_duration_sum_ns > I64_MAX_U)
+        return 1;
+    return 0;
+}
+
+/* One event of either domain, after its id matched. Nonzero: decline. */
+static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
+                       uint64_t stream, uint64_t executable, uint64_t function,
+                       uint64_t command_buffer, uint64_t submission, int valid, uint64_t start,
+                       uint64_t end, const uint8_t* workgroups) {
+    uint64_t qkey[3] = {pdo, queue, stream};
+    if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {  /* events come in runs per queue */
+        if (!index_find(p->queue_slots, p->queue_mask, p->queues, 3, qkey, 3)) return 1;
+        memcpy(p->last_queue, qkey, sizeof(qkey));
+    }
+    if (p->check_command_buffers && command_buffer != 0 &&
+        !index_find(p->buffer_slots, p->buffer_mask, p->buffers, 1, &command_buffer, 1))
+        return 1;
+    uint64_t fkey[3] = {pdo, executable, function};
+    uint64_t f = index_find(p->function_slots, p->function_mask, p->functions, 4, fkey, 3);
+    if (!f) return 1;
+    int64_t key_index = (int64_t)p->functions[(f - 1) * 4 + 3];
+    if (key_index < 0) return 0;  /* the function's key does not pass --filter */
+    if (host && valid && i64_at(r + PH_TILE_NS) < 0) return 1;  /* IREE: total overflow */
+    uint64_t limit = host ? I64_MAX_U : UINT64_MAX;
+    if (host) {
+        ++p->host_matched;
+        p->host_valid += valid;
+    } else {
+        ++p->device_matched;
+        p->device_valid += valid;
+    }
+    uint64_t k[5] = {pdo, executable, function, 0, 0};
+    projection_group_t* g = group_of(&p->tables[host ? TABLE_HOST_FUNCTION : TABLE_DEVICE_FUNCTION],
+                                     k, host);
+    if (!g) return 1;
+    g->key_index = key_index;
+    memcpy(g->last_workgroup_count, workgroups, 12);
+    memcpy(g->last_workgroup_size, workgroups + 12, 12);
+    if (add_timing(g, valid, start, end, limit, host, 1)) return 1;
+    if (host && add_tiles(g, valid, u64_at(r + PH_TILES), i64_at(r + PH_TILE_NS))) return 1;
+    if (command_buffer != 0) {
+        uint64_t e[5] = {command_buffer, submission, pdo, queue, stream};
+        g = group_of(&p->tables[host ? TABLE_HOST_EXECUTION : TABLE_DEVICE_EXECUTION], e, host);
+        if (!g || add_timing(g, valid, start, end, limit, host, 0)) return 1;
+        if (host && add_tiles(g, valid, u64_at(r + PH_TILES), i64_at(r + PH_TILE_NS))) return 1;
+    }
+    if (!host) {
+        uint64_t s[5] = {pdo, queue, stream, submission, 0};
+        g = group_of(&p->tables[TABLE_DEVICE_SUBMISSION], s, 0);
+        if (!g || add_timing(g, valid, start, end, limit, 0, 0)) return 1;
+    }
+    return 0;
+}
+
+static int id_matches(const projection_t* p, const uint8_t* r, uint32_t offset) {
+    return p->id < 0 || u64_at(r + offset) == (uint64_t)p->id;
+}
+
+static int projection_record(void* ctx, pager_t* pager, const uint8_t* data, const uint8_t* h,
+                             uint64_t offset, int family, uint64_t payload, uint64_t length) {
+    projection_t* p = (projection_t*)ctx;
+    (void)offset;
+    if (u16_at(h + H_RECORD_TYPE) != RECORD_TYPE_CHUNK) return 0;
+    if (family != F_DISPATCHES && family != F_HOST_EXECUTION) return 0;
+    uint32_t size = RECORD_SIZE[family];
+    uint64_t pdo = u32_at(h + H_PDO), queue = u32_at(h + H_QUEUE), stream = u64_at(h + H_STREAM);
+    for (uint64_t o = 0; o < length;) {  /* IREE's typed-record walk (record_length) */
+        uint64_t remaining = length - o;
+        if (remaining < size) return 1;
+        pager_reach(pager, payload + o);
+        const uint8_t* r = data + payload + o;
+        uint32_t record_length = u32_at(r);
+        if (record_length < size || record_length > remaining) return 1;
+        o += record_length;
+        if (family == F_DISPATCHES) {
+            ++p->device_total;
+            if (!id_matches(p, r, p->device_id_offset)) continue;
+            uint64_t start = u64_at(r + PD_START), end = u64_at(r + PD_END);
+            int valid = start != 0 && end != 0 && end >= start;
+            if (on_dispatch(p, 0, r, pdo, queue, stream, u64_at(r + PD_EXECUTABLE),
+                            u32_at(r + PD_FUNCTION), u64_at(r + PD_COMMAND_BUFFER),
+                            u64_at(r + PD_SUBMISSION), valid, start, end, r + PD_WORKGROUP_COUNT))
+                return 1;
+        } else {
+            if (u32_at(r + PH_TYPE) != HOST_DISPATCH_TYPE) continue;
+            ++p->host_total;
+            if (!id_matches(p, r, p->host_id_offset)) continue;
+            int64_t start = i64_at(r + PH_START), end = i64_at(r + PH_END);
+            int valid = start >= 0 && end >= start;
+            if (on_dispatch(p, 1, r, u32_at(r + PH_PDO), u32_at(r + PH_QUEUE),
+                            u64_at(r + PH_STREAM), u64_at(r + PH_EXECUTABLE),
+                            u32_at(r + PH_FUNCTION), u64_at(r + PH_COMMAND_BUFFER),
+                            u64_at(r + PH_SUBMISSION), valid, (uint64_t)start, (uint64_t)end,
+                            r + PH_WORKGROUP_COUNT))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int projection_run(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                   const uint32_t* type_lengths, int type_count, uint64_t window,
+                   projection_t* p) {
+    memset(p->last_queue, 0xFF, sizeof(p->last_queue));
+    return pass_walk(data, length, offset, types, type_lengths, type_count, window,
+                     projection_record, p);
+}

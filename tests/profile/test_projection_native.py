@@ -1,0 +1,130 @@
+"""The projection reports' one-pass native path (`_projection.c`, `reports/projection_native.py`).
+
+The command line runs it first for `dispatch`, `executable` and `command` (aggregate mode) and
+falls back to the exact path when it declines, so every parity test of those reports checks it
+against iree-profile. Here: its layout facts against schema.py's dtypes, that it really runs on
+the real bundles (declining only where iree-profile itself fails), and, with `--filter` / `--id`
+variants and on hundreds of mutated bundles, that the command's output or failure is
+iree-profile's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from amdgpu_cli.profile import native, schema
+from amdgpu_cli.profile.options import ReportOptions
+from amdgpu_cli.profile.reports import command as command_report
+from amdgpu_cli.profile.reports import dispatch as dispatch_report
+from amdgpu_cli.profile.reports import executable as executable_report
+
+from .test_summary import (U32_MAX, bundle, chunk, clock, device, dispatch, function, host_exec,
+                           queue, run_ours, session, typed)
+from .test_summary_native import _mutations
+
+pytestmark = pytest.mark.skipif(native.scan is None, reason="native module not built in this install")
+
+REPORTS = {"dispatch": dispatch_report, "executable": executable_report,
+           "command": command_report}
+
+# The fields _projection.c reads (the order of its PROJ_FIELDS table).
+_FIELDS = [
+    ("dispatch-events", "submission_id"), ("dispatch-events", "command_buffer_id"),
+    ("dispatch-events", "executable_id"), ("dispatch-events", "function_ordinal"),
+    ("dispatch-events", "workgroup_count"), ("dispatch-events", "workgroup_size"),
+    ("dispatch-events", "start_tick"), ("dispatch-events", "end_tick"),
+    ("host-execution-events", "type"), ("host-execution-events", "submission_id"),
+    ("host-execution-events", "command_buffer_id"), ("host-execution-events", "executable_id"),
+    ("host-execution-events", "stream_id"), ("host-execution-events", "physical_device_ordinal"),
+    ("host-execution-events", "queue_ordinal"), ("host-execution-events", "function_ordinal"),
+    ("host-execution-events", "workgroup_count"), ("host-execution-events", "workgroup_size"),
+    ("host-execution-events", "start_host_time_ns"), ("host-execution-events", "end_host_time_ns"),
+    ("host-execution-events", "tile_count"), ("host-execution-events", "tile_duration_sum_ns"),
+]
+
+
+def device_bundle() -> bytes:
+    """Two devices and their metadata; device dispatch events (valid, invalid, direct and in a
+    command buffer, on several queues) and host dispatch spans."""
+    return bundle(session(
+        chunk("devices", device(0, 2), device(1, 1)),
+        chunk("queues", queue(0, 0), queue(0, 1), queue(1, 0)),
+        chunk("executables", typed(schema.EXECUTABLE, executable_id=1, function_count=2)),
+        chunk("executable-functions", function(1, 0, b"main_dispatch_0"), function(1, 1, b"")),
+        chunk("command-buffers", typed(schema.COMMAND_BUFFER, command_buffer_id=7,
+                                       physical_device_ordinal=0)),
+        chunk("clock-correlations", clock(0, 1, 1_000_000, 5_000_000_000, 9_000, 9_400),
+              clock(1, 2, 3_000_000, 5_000_000_100, 9_100, 9_700)),
+        chunk("dispatch-events", dispatch(1, 1_100_000, 1_100_500), dispatch(2, 1_150_000, 1_150_123),
+              dispatch(3, 0, 1_150_300), dispatch(4, 1_200_000, 1_199_000, cb=7, cmd=0),
+              dispatch(5, 1_200_100, 1_200_400, cb=7, cmd=0, func=1),
+              pdo=0, queue=0, stream_id=0),
+        chunk("dispatch-events", dispatch(6, 1_300_000, 1_300_777, exe=1, func=1, cb=7, cmd=3,
+                                          submission=2),
+              pdo=0, queue=1, stream_id=1),
+        chunk("dispatch-events", dispatch(7, 3_100_000, 3_100_999, func=0),
+              dispatch(8, 3_200_000, 3_200_001, func=1, submission=3),
+              pdo=1, queue=0, stream_id=1 << 32),
+        chunk("clock-correlations", clock(0, 3, 1_500_000, 5_005_000_003, 9_500, 9_600),
+              clock(1, 4, 3_500_000, 5_000_166_767, 9_550, 9_560)),
+        chunk("host-execution-events", host_exec(1, 100, 350), host_exec(2, 400, 300),
+              host_exec(3, 500, 900, cb=7, cmd=0), host_exec(4, 1000, 1100, func=1)),
+    ))
+
+
+def test_layout_matches_schema():
+    ffi, lib = native.native_module()
+    families, offsets = (ffi.new("uint32_t[]", 64) for _ in range(2))
+    n = lib.projection_layout(families, offsets, 64)
+    assert n == len(_FIELDS)
+    for i, (suffix, field) in enumerate(_FIELDS):
+        ct = schema.BY_SUFFIX[suffix]
+        assert schema.CONTENT_TYPES[families[i]] is ct, (i, suffix)
+        assert offsets[i] == ct.dtype.fields[field][1], (suffix, field)
+
+
+def test_real_bundles_take_the_native_pass(iree_bundles, iree_profile):
+    for key, path in sorted(iree_bundles.items()):
+        for name, module in REPORTS.items():
+            if module.report_file(str(path), ReportOptions()) is None:
+                # Declining is right only where the report fails (missing metadata, overflow).
+                assert iree_profile([name, "--format=jsonl", path]).returncode != 0, (name, key)
+
+
+VARIANTS = [[], ["--filter=main*"], ["--filter=*dispatch_0*"], ["--filter=nothing"], ["--id=1"],
+            ["--id=7"], ["--id=0"], ["--filter=?ain*", "--id=1"]]
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_options_match_iree_profile(name, iree_bundles, iree_profile, tmp_path):
+    synthetic = tmp_path / "device.ireeprof"
+    synthetic.write_bytes(device_bundle())
+    paths = [synthetic] + [p for k, p in sorted(iree_bundles.items()) if "local-task" in k][:3]
+    for path in paths:
+        for extra in VARIANTS:
+            args = [name, "--format=jsonl", *extra, path]
+            theirs = iree_profile(args)
+            code, out, err = run_ours(args)
+            assert code == theirs.returncode, (args, err, theirs.stderr)
+            assert out == (theirs.stdout if code == 0 else ""), args
+
+
+def test_mutated_bundles_match_iree_profile(tmp_path, iree_bundles, iree_profile):
+    native_ran = 0
+    cases = (_mutations(seed=20261128, count=100, base=device_bundle())
+             + _mutations(seed=20261129, count=80,
+                          base=iree_bundles["attention-local-task-all"].read_bytes()))
+    for label, data in cases:
+        path = tmp_path / "m.ireeprof"
+        path.write_bytes(data)
+        for name, module in REPORTS.items():
+            theirs = iree_profile([name, "--format=jsonl", path])
+            code, out, err = run_ours([name, "--format=jsonl", path])
+            assert code == theirs.returncode, (label, name, err, theirs.stderr)
+            if code == 0:
+                assert out == theirs.stdout, (label, name)
+            else:
+                assert out == "" and err.count("\n") == 1 and "Traceback" not in err, (label, err)
+            if code == 0:  # (a bad file header fails inside report_file, as in the exact path)
+                native_ran += module.report_file(str(path), ReportOptions()) is not None
+    assert native_ran > len(cases) // 2
