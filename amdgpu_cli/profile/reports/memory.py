@@ -290,8 +290,9 @@ class Accounting:
     `devices_only`, the device counts and balances alone (no pool or allocation rows)."""
 
     def __init__(self, bundle: Bundle, options: ReportOptions, devices_only: bool = False):
-        typed = bundle.typed("memory-events")
-        rows = typed.rows
+        typed = bundle.locate("memory-events")  # most fields are read: gathered in one pass
+        typed.load(*typed.content_type.dtype.names)
+        rows = typed
         records = bundle.records
         chunk_flags = records["chunk_flags"][typed.chunk] if len(rows) else np.zeros(0, np.uint64)
         chunks = bundle.chunk_indices("memory-events")

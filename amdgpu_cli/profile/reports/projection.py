@@ -389,8 +389,9 @@ class Projection:
             flagged = (headers["chunk_flags"] & np.uint64(schema.CHUNK_FLAG_TRUNCATED)) != 0
             truncated += int(flagged.sum())
             dropped += int(headers["dropped_record_count"][flagged].sum(dtype=np.uint64))
-            typed = bundle.typed(suffix)
-            rows = typed.rows
+            typed = bundle.locate(suffix)  # every field is printed: gathered in one pass
+            typed.load(*typed.content_type.dtype.names)
+            rows = typed
             mask = np.ones(len(rows), bool)
             if self.options.id >= 0:
                 mask &= equals_u64(rows["submission_id"], self.options.id)
