@@ -50,6 +50,8 @@ typedef struct {
     int64_t id;                      /* --id, or -1 */
     uint32_t device_id_offset, host_id_offset;  /* the id field of each event layout */
     int check_command_buffers;       /* command mode: every command buffer must be known */
+    int deferred;                    /* no --filter: the known sets below collect what events
+                                        name instead, for the caller to check against metadata */
     /* outputs */
     projection_table_t tables[PROJECTION_TABLES];
     uint64_t device_total, device_matched, device_valid;
@@ -142,10 +144,11 @@ static uint64_t index_find(const uint64_t* slots, uint64_t mask, const uint64_t*
     return 0;
 }
 
-/* Adds a row of `width` words to a known-metadata set; nonzero when out of memory. */
+/* Adds a row of `width` words to a metadata set (once); nonzero when out of memory. */
 static int set_add(uint64_t** rows, uint64_t* count, uint64_t* capacity, uint64_t** slots,
                    uint64_t* mask, const uint64_t* row, int width, int keyed) {
     if (index_find(*slots, *mask, *rows, width, row, keyed)) return 0;
+    if (index_grow(slots, mask, *rows, *count, width, keyed)) return 1;
     if (*count == *capacity) {
         uint64_t n = *capacity ? *capacity * 2 : 64;
         uint64_t* p = (uint64_t*)realloc(*rows, n * width * sizeof(uint64_t));
@@ -154,10 +157,10 @@ static int set_add(uint64_t** rows, uint64_t* count, uint64_t* capacity, uint64_
         *capacity = n;
     }
     memcpy(*rows + *count * width, row, width * sizeof(uint64_t));
-    ++*count;
-    free(*slots);
-    *slots = NULL;
-    return index_grow(slots, mask, *rows, *count, width, keyed);
+    uint64_t at = hash_words(row, keyed) & *mask;
+    while ((*slots)[at]) at = (at + 1) & *mask;
+    (*slots)[at] = ++*count;
+    return 0;
 }
 
 /* The metadata the caller knows: a function's key index (-1: its key does not pass --filter),
@@ -281,18 +284,32 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
                        uint64_t command_buffer, uint64_t submission, int valid, uint64_t start,
                        uint64_t end, const uint8_t* workgroups) {
     uint64_t qkey[3] = {pdo, queue, stream};
-    if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {  /* events come in runs per queue */
-        if (!index_find(p->queue_slots, p->queue_mask, p->queues, 3, qkey, 3)) return 1;
-        memcpy(p->last_queue, qkey, sizeof(qkey));
+    uint64_t fkey[4] = {pdo, executable, function, (uint64_t)-1};
+    int64_t key_index = -1;
+    if (p->deferred) {  /* everything matches; the caller checks what was seen afterwards */
+        if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {
+            if (projection_know_queue(p, pdo, queue, stream)) return 1;
+            memcpy(p->last_queue, qkey, sizeof(qkey));
+        }
+        if (p->check_command_buffers && command_buffer != 0 &&
+            projection_know_command_buffer(p, command_buffer))
+            return 1;
+        if (set_add(&p->functions, &p->function_count, &p->function_capacity,
+                    &p->function_slots, &p->function_mask, fkey, 4, 3))
+            return 1;
+    } else {
+        if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {  /* events come in runs per queue */
+            if (!index_find(p->queue_slots, p->queue_mask, p->queues, 3, qkey, 3)) return 1;
+            memcpy(p->last_queue, qkey, sizeof(qkey));
+        }
+        if (p->check_command_buffers && command_buffer != 0 &&
+            !index_find(p->buffer_slots, p->buffer_mask, p->buffers, 1, &command_buffer, 1))
+            return 1;
+        uint64_t f = index_find(p->function_slots, p->function_mask, p->functions, 4, fkey, 3);
+        if (!f) return 1;
+        key_index = (int64_t)p->functions[(f - 1) * 4 + 3];
+        if (key_index < 0) return 0;  /* the function's key does not pass --filter */
     }
-    if (p->check_command_buffers && command_buffer != 0 &&
-        !index_find(p->buffer_slots, p->buffer_mask, p->buffers, 1, &command_buffer, 1))
-        return 1;
-    uint64_t fkey[3] = {pdo, executable, function};
-    uint64_t f = index_find(p->function_slots, p->function_mask, p->functions, 4, fkey, 3);
-    if (!f) return 1;
-    int64_t key_index = (int64_t)p->functions[(f - 1) * 4 + 3];
-    if (key_index < 0) return 0;  /* the function's key does not pass --filter */
     if (host && valid && i64_at(r + PH_TILE_NS) < 0) return 1;  /* IREE: total overflow */
     uint64_t limit = host ? I64_MAX_U : UINT64_MAX;
     if (host) {
@@ -377,4 +394,33 @@ int projection_run(const uint8_t* data, uint64_t length, uint64_t offset, const 
     memset(p->last_queue, 0xFF, sizeof(p->last_queue));
     return pass_walk(data, length, offset, types, type_lengths, type_count, window,
                      projection_record, p);
+}
+
+typedef struct {
+    table_t table;
+    projection_t* projection;
+} scan_and_project_t;
+
+static int scan_and_project_record(void* ctx, pager_t* pager, const uint8_t* data,
+                                   const uint8_t* h, uint64_t offset, int family, uint64_t payload,
+                                   uint64_t length) {
+    scan_and_project_t* s = (scan_and_project_t*)ctx;
+    return table_record(&s->table, pager, data, h, offset, family, payload, length) ||
+           projection_record(s->projection, pager, data, h, offset, family, payload, length);
+}
+
+/* scan_table and projection_run in one pass: the record table (less the `skip` families) and,
+ * from the event chunks, the projection. PASS_STOPPED: the table is full or the projection
+ * declined (`*out_count` < `capacity` tells which). */
+int projection_scan(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                    const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+                    scan_entry_t* out, uint64_t capacity, uint64_t* out_count,
+                    uint64_t* next_offset, projection_t* p) {
+    scan_and_project_t s = {{out, 0, capacity, skip}, p};
+    memset(p->last_queue, 0xFF, sizeof(p->last_queue));
+    int rc = pass_walk_from(data, length, &offset, types, type_lengths, type_count, window,
+                            scan_and_project_record, &s);
+    *out_count = s.table.count;
+    *next_offset = offset;
+    return rc;
 }

@@ -147,6 +147,7 @@ typedef struct {
     int64_t id;
     uint32_t device_id_offset, host_id_offset;
     int check_command_buffers;
+    int deferred;
     projection_table_t tables[5];
     uint64_t device_total, device_matched, device_valid;
     uint64_t host_total, host_matched, host_valid;
@@ -174,6 +175,10 @@ int projection_run(const uint8_t* data, uint64_t length, uint64_t offset, const 
                    const uint32_t* type_lengths, int type_count, uint64_t window,
                    projection_t* p);
 void projection_free(projection_t* p);
+int projection_scan(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                    const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+                    scan_entry_t* out, uint64_t capacity, uint64_t* out_count,
+                    uint64_t* next_offset, projection_t* p);
 """
 
 SOURCE = r"""

@@ -174,9 +174,10 @@ class Bundle:
     """An opened .ireeprof file. Use `Bundle.open(path)` or `Bundle.from_bytes(data)`."""
 
     def __init__(self, data: np.ndarray, path: str = "<memory>", keepalive=None,
-                 without: tuple[str, ...] = ()):
+                 without: tuple[str, ...] = (), scan=None):
         self.path = path
         self.without = frozenset(without)      # families left out of `records` (see `open`)
+        self._scan_call = scan                 # the native table walk (see `open`)
         self.data = data                       # uint8 view of the whole file
         self._keepalive = keepalive
         self._typed: dict[str, Typed] = {}
@@ -192,15 +193,18 @@ class Bundle:
     # --- opening ----------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, without: tuple[str, ...] = ()) -> "Bundle":
+    def open(cls, path: str | os.PathLike, *, without: tuple[str, ...] = (), scan=None) -> "Bundle":
         """The bundle at `path`. `without` names families (suffixes) whose chunks `records` leaves
         out: a metadata view for the one-pass reducers, which read the events themselves (native
-        scanner only; a chain error's record number then counts only the records kept)."""
+        scanner only; a chain error's record number then counts only the records kept). `scan`
+        replaces the native table walk (`lib.scan_table`'s arguments, its return code): a
+        reducer that reads the events in the same pass."""
         path = os.fspath(path)
         mm = map_file(path)
         if mm is None:
-            return cls(np.zeros(0, np.uint8), path, without=without)
-        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm, without=without)
+            return cls(np.zeros(0, np.uint8), path, without=without, scan=scan)
+        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm, without=without,
+                   scan=scan)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Bundle":
@@ -235,7 +239,7 @@ class Bundle:
         start, end = self.first_record_offset, self.logical_length
         if native_enabled():
             skip = sum(1 << schema.CONTENT_TYPES.index(schema.BY_SUFFIX[s]) for s in self.without)
-            table, code, offset = _scan_native(self.data, start, end, skip)
+            table, code, offset = _scan_native(self.data, start, end, skip, self._scan_call)
         elif self.without:
             raise ValueError("a bundle without some families needs the native scanner")
         else:
@@ -423,12 +427,14 @@ class Bundle:
 
 # --- scan implementations ---------------------------------------------------------------------
 
-def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0):
+def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0, scan=None):
     """The record walk in native code (_pass.c `scan_table`): one call fills the table while a
     helper thread maps the file a window ahead and the walk lets go of the pages behind it. The
     table is allocated for the most records the file could hold; only its used part is touched.
-    Chunks of the families `skip` names (bit per family) are left out."""
+    Chunks of the families `skip` names (bit per family) are left out; `scan` stands in for
+    `lib.scan_table`."""
     ffi, lib = _native.ffi, _native.lib
+    scan = scan or lib.scan_table
     names, lengths = content_name_table(ffi)
     src = ffi.from_buffer("uint8_t[]", data)
     parts = []
@@ -437,9 +443,8 @@ def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0):
     while True:
         capacity = max(16, min(1 << 24, (end - offset) // 104 + 1))
         block = np.empty(capacity, RECORD_TABLE)
-        code = lib.scan_table(src, end, offset, names, lengths, len(CONTENT_NAMES), WINDOW_BYTES,
-                              skip, ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity,
-                              count, next_offset)
+        code = scan(src, end, offset, names, lengths, len(CONTENT_NAMES), WINDOW_BYTES, skip,
+                    ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity, count, next_offset)
         parts.append(block[:count[0]])
         offset = next_offset[0]
         if code != _SCAN_FULL:

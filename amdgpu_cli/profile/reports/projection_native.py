@@ -1,11 +1,12 @@
 """The aggregate tables of `dispatch`, `executable` and `command` in one native pass over the events.
 
 `build(path, mode, options)` opens the bundle without its event chunks (`Bundle.open(without=)`:
-the record table and the metadata model stay small), tells `_projection.c` what the model knows
-(each function's key and its `--filter` verdict per device, the queues, and in `command` mode the
-command buffers), and runs one pass over the events that fills the same tables
-`Projection.aggregate` builds from whole columns. The result is a `Projection` the reports print
-as they print the exact one.
+the record table and the metadata model stay small) and has `_projection.c` fill, from the
+events, the same tables `Projection.aggregate` builds from whole columns. Without `--filter` the
+record table and the events come from one pass, and the queues, functions and command buffers
+the events named are checked against the model afterwards; with it, the model comes first and
+the pass is told each function's key verdict per device, the queues and, in `command` mode, the
+command buffers. The result is a `Projection` the reports print as they print the exact one.
 
 It returns None, and the caller runs the exact path (`Projection.build` over the whole bundle),
 when the native module is not built or switched off, for `--dispatch_events` and `queue` mode
@@ -46,6 +47,67 @@ def build(path: str, mode: str, options: ReportOptions) -> Projection | None:
     if (not native_enabled() or mode not in (DISPATCH, EXECUTABLE, COMMAND)
             or options.dispatch_events or options.id >= 1 << 63):
         return None
+    ffi, lib = native_module()
+    state = ffi.new("projection_t*")
+    try:
+        _settings(state, mode, options)
+        if options.filter in ("", "*"):
+            return _one_pass(ffi, lib, state, path, mode, options)
+        return _two_passes(ffi, lib, state, path, mode, options)
+    finally:
+        lib.projection_free(state)
+
+
+def _settings(state, mode: str, options: ReportOptions) -> None:
+    state.id = options.id if options.id >= 0 else -1
+    state.device_id_offset = schema.DISPATCH_EVENT.fields[_ID_FIELD[mode]][1]
+    state.host_id_offset = schema.HOST_EXECUTION_EVENT.fields[_ID_FIELD[mode]][1]
+    state.check_command_buffers = mode == COMMAND
+
+
+def _one_pass(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> Projection | None:
+    """Without --filter every event with known metadata is matched, so the metadata view and the
+    events come from one pass: the pass notes the queues, functions and command buffers the
+    events name, checked against the model afterwards."""
+    state.deferred = 1
+    declined = []
+
+    def scan(*args):
+        code = lib.projection_scan(*args, state)
+        if code == 1 and args[-2][0] < args[-3]:  # stopped with room left: the pass declined
+            declined.append(True)
+            return 0
+        return code
+
+    bundle = Bundle.open(path, without=EVENT_FAMILIES, scan=scan)
+    if declined or bundle.error is not None:
+        return None
+    try:
+        model = Model.build(bundle)
+    except AmdgpuCliError:
+        return None
+    s = state
+    if (any(tuple(s.queues[3 * i:3 * i + 3]) not in model.queues for i in range(s.queue_count))
+            or any(s.buffers[i] not in model.command_buffers for i in range(s.buffer_count))):
+        return None
+    keys: list[str] = []
+    index: dict[str, int] = {}
+    key_of: dict[tuple[int, int, int], int] = {}
+    for i in range(s.function_count):
+        pdo, executable, ordinal = s.functions[4 * i:4 * i + 3]
+        function = model.functions.get((executable, ordinal))
+        if function is None:
+            return None
+        key = function.key(pdo)
+        key_of[(pdo, executable, ordinal)] = index.setdefault(key, len(keys))
+        if len(index) > len(keys):
+            keys.append(key)
+    return _projection(ffi, state, bundle, model, mode, options, keys, key_of)
+
+
+def _two_passes(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> Projection | None:
+    """With --filter the pass needs each function's verdict first: the metadata view, then the
+    events."""
     bundle = Bundle.open(path, without=EVENT_FAMILIES)
     if bundle.error is not None:
         return None
@@ -53,34 +115,24 @@ def build(path: str, mode: str, options: ReportOptions) -> Projection | None:
         model = Model.build(bundle)
     except AmdgpuCliError:
         return None
-    ffi, lib = native_module()
-    state = ffi.new("projection_t*")
+    keys = _know(lib, state, model, mode, options)
+    if keys is None:
+        return None
+    names, name_lengths = content_name_table(ffi)
+    data = ffi.from_buffer("uint8_t[]", bundle.data)
     try:
-        keys = _know(lib, state, model, mode, options)
-        if keys is None:
-            return None
-        names, name_lengths = content_name_table(ffi)
-        data = ffi.from_buffer("uint8_t[]", bundle.data)
-        try:
-            rc = lib.projection_run(data, bundle.logical_length, bundle.first_record_offset,
-                                    names, name_lengths, len(schema.CONTENT_TYPES), WINDOW_BYTES,
-                                    state)
-        finally:
-            ffi.release(data)
-        if rc != 0:
-            return None
-        return _projection(ffi, state, bundle, model, mode, options, keys)
+        rc = lib.projection_run(data, bundle.logical_length, bundle.first_record_offset, names,
+                                name_lengths, len(schema.CONTENT_TYPES), WINDOW_BYTES, state)
     finally:
-        lib.projection_free(state)
+        ffi.release(data)
+    if rc != 0:
+        return None
+    return _projection(ffi, state, bundle, model, mode, options, keys)
 
 
 def _know(lib, state, model: Model, mode: str, options: ReportOptions) -> list[str] | None:
     """Hands the model's functions (key verdicts per device), queues and command buffers to the
     pass; the distinct keys that pass `--filter`, by the index the pass keeps per group."""
-    state.id = options.id if options.id >= 0 else -1
-    state.device_id_offset = schema.DISPATCH_EVENT.fields[_ID_FIELD[mode]][1]
-    state.host_id_offset = schema.HOST_EXECUTION_EVENT.fields[_ID_FIELD[mode]][1]
-    state.check_command_buffers = mode == COMMAND
     keys: list[str] = []
     index: dict[str, int] = {}
     devices = sorted({pdo for pdo, _, _ in model.queues})
@@ -135,11 +187,15 @@ def _timing(g: np.ndarray, host: bool, key_names: tuple[str, ...]) -> Table:
     return Table(columns)
 
 
-def _function_table(g: np.ndarray, host: bool, keys: list[str]) -> Table:
+def _function_table(g: np.ndarray, host: bool, keys: list[str], key_of: dict | None) -> Table:
     table = _timing(g, host, _FUNCTION_KEYS)
     n = table["valid"]
+    if key_of is None:
+        index = g["key_index"].tolist()
+    else:  # one pass: keys were found after it, per (device, executable, function)
+        index = [key_of[tuple(k)] for k in g["k"][:, :3].tolist()]
     table.columns.update(
-        key=[keys[k] for k in g["key_index"].tolist()],
+        key=[keys[k] for k in index],
         last_workgroup_count=g["last_workgroup_count"].copy(),
         last_workgroup_size=g["last_workgroup_size"].copy(),
         mean=g["mean"].copy(),
@@ -155,7 +211,7 @@ def _tiles(table: Table, g: np.ndarray) -> None:
 
 
 def _projection(ffi, state, bundle: Bundle, model: Model, mode: str, options: ReportOptions,
-                keys: list[str]) -> Projection:
+                keys: list[str], key_of: dict | None = None) -> Projection:
     p = Projection(bundle, model, mode, options)
     s = state
     p.device_counts = Counts(s.device_total, s.device_matched, s.device_valid,
@@ -163,10 +219,10 @@ def _projection(ffi, state, bundle: Bundle, model: Model, mode: str, options: Re
     p.host_counts = Counts(s.host_total, s.host_matched, s.host_valid,
                            s.host_matched - s.host_valid)
     groups = [_groups(ffi, s.tables[i]) for i in range(5)]
-    p.dispatch_groups = _function_table(groups[_DEVICE_FUNCTION], False, keys)
+    p.dispatch_groups = _function_table(groups[_DEVICE_FUNCTION], False, keys, key_of)
     p.command_groups = _timing(groups[_DEVICE_EXECUTION], False, _EXECUTION_KEYS)
     p.submission_groups = _timing(groups[_DEVICE_SUBMISSION], False, _SUBMISSION_KEYS)
-    p.host_groups = _function_table(groups[_HOST_FUNCTION], True, keys)
+    p.host_groups = _function_table(groups[_HOST_FUNCTION], True, keys, key_of)
     p.host_command_groups = _timing(groups[_HOST_EXECUTION], True, _EXECUTION_KEYS)
     _tiles(p.host_command_groups, groups[_HOST_EXECUTION])
     return p
