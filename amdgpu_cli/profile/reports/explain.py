@@ -221,7 +221,10 @@ def _health(bundle: Bundle) -> _Health:
     """Record counts, plus the checks IREE's summary pass makes while counting every family."""
     bundle.check()
     for ct in schema.CONTENT_TYPES[1:]:
-        bundle.typed(ct.suffix, strict=True)
+        if ct.kind == schema.ContentKind.FIXED:
+            bundle.locate(ct.suffix)  # the walk's checks, without copying the records
+        else:
+            bundle.typed(ct.suffix, strict=True)
     _check_summary_totals(bundle)
 
     r = bundle.records
@@ -251,9 +254,8 @@ def _health(bundle: Bundle) -> _Health:
 
 def _check_summary_totals(bundle: Bundle) -> None:
     """The running totals IREE's summary keeps must fit their unsigned 64-bit counters."""
-    d = bundle.typed("dispatch-events")
-    rows = d.rows
-    start, end = rows["start_tick"], rows["end_tick"]
+    d = bundle.locate("dispatch-events")
+    start, end = d.columns("start_tick", "end_tick").values()
     valid = (start != 0) & (end != 0) & (end >= start)
     ticks = np.where(valid, end - start, np.uint64(0))
     if exact_sum(ticks) > U64_MAX:
@@ -269,8 +271,8 @@ def _check_summary_totals(bundle: Bundle) -> None:
              "host execution duration"),
             ("command-region-events", "start_host_time_ns", "end_host_time_ns",
              "command region duration")):
-        typed = bundle.typed(suffix)
-        s, e = typed.rows[start], typed.rows[end]
+        typed = bundle.locate(suffix)
+        s, e = typed.columns(start, end).values()
         ok = (s >= 0) & (e >= s)
         spans = np.where(ok, e - np.where(ok, s, 0), 0).astype(np.uint64)
         if exact_sum(spans) > U64_MAX:
@@ -376,8 +378,9 @@ class _QueueOperations:
 
 
 def _queue_operations(bundle: Bundle, model: Model) -> _QueueOperations:
-    q = bundle.typed("queue-events")
-    rows = q.rows
+    q = bundle.locate("queue-events")
+    rows = q.columns("physical_device_ordinal", "queue_ordinal", "stream_id", "submission_id",
+                     "type", "payload_length", "dependency_strategy")
     pdo, queue, stream = rows["physical_device_ordinal"], rows["queue_ordinal"], rows["stream_id"]
     codes, firsts = group_ids(pdo, queue, stream)
     missing = [g for g, i in enumerate(firsts.tolist())
@@ -393,7 +396,7 @@ def _queue_operations(bundle: Bundle, model: Model) -> _QueueOperations:
     payload = [int(rows["payload_length"][types == t].sum(dtype=np.uint64)) for t in range(12)]
     strategy = rows["dependency_strategy"]
     strategies = np.bincount(strategy[strategy <= 3], minlength=4)
-    return _QueueOperations(events=len(rows), strategies=[int(x) for x in strategies],
+    return _QueueOperations(events=len(q), strategies=[int(x) for x in strategies],
                             counts=[int(x) for x in counts], payload=payload)
 
 
