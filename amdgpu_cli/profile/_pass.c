@@ -136,6 +136,23 @@ static void pager_reach(pager_t* p, uint64_t offset) {
     }
 }
 
+/* One step of IREE's typed-record walk over the payload of `length` bytes at file offset
+ * `payload`: the record at `*o` (call while *o < length), its record_length in `*record_length`,
+ * `*o` moved past it; NULL when the rest is torn (shorter than `size`, or a record_length below
+ * `size` or past the payload's end). */
+static const uint8_t* pass_typed_next(pager_t* pager, const uint8_t* data, uint64_t payload,
+                                      uint64_t length, uint32_t size, uint64_t* o,
+                                      uint32_t* record_length) {
+    uint64_t remaining = length - *o;
+    if (remaining < size) return NULL;
+    pager_reach(pager, payload + *o);
+    const uint8_t* r = data + payload + *o;
+    *record_length = u32_at(r);
+    if (*record_length < size || *record_length > remaining) return NULL;
+    *o += *record_length;
+    return r;
+}
+
 /* A record: `h` its header at file offset `offset`, `family` the index of its content type
  * (-1: unknown), and where its payload is. Nonzero: end the pass. */
 typedef int (*pass_record_fn)(void* ctx, pager_t* pager, const uint8_t* data, const uint8_t* h,

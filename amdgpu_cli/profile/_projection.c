@@ -20,57 +20,13 @@
  * what a run allocated, whatever it returned.
  */
 
-typedef struct {
-    uint64_t k[5];   /* function: device, executable, function; execution: command buffer,
-                        submission, device, queue, stream; submission: device, queue, stream,
-                        submission */
-    uint64_t count, valid;
-    uint64_t earliest, latest, min, max, total;  /* host tables: int64 values in these bits */
-    uint64_t tile_count, tile_duration_sum_ns;
-    double mean, m2;
-    uint32_t last_workgroup_count[3], last_workgroup_size[3];
-    int64_t key_index;
-} projection_group_t;
-
-typedef struct {
-    projection_group_t* groups;
-    uint64_t count, capacity;
-    uint64_t* slots;   /* group index + 1, 0 when empty */
-    uint64_t mask;
-    uint64_t last;     /* the group touched last, + 1 */
-} projection_table_t;
-
 enum {
     TABLE_DEVICE_FUNCTION, TABLE_DEVICE_EXECUTION, TABLE_DEVICE_SUBMISSION, TABLE_HOST_FUNCTION,
     TABLE_HOST_EXECUTION, PROJECTION_TABLES
 };
+_Static_assert(sizeof(((projection_t*)0)->tables) / sizeof(projection_table_t) == PROJECTION_TABLES,
+               "_scan.h: projection_t.tables holds one table per TABLE_*");
 
-typedef struct {
-    /* inputs */
-    int64_t id;                      /* --id, or -1 */
-    uint32_t device_id_offset, host_id_offset;  /* the id field of each event layout */
-    int check_command_buffers;       /* command mode: every command buffer must be known */
-    int deferred;                    /* no --filter: the known sets below collect what events
-                                        name instead, for the caller to check against metadata */
-    /* outputs */
-    projection_table_t tables[PROJECTION_TABLES];
-    uint64_t device_total, device_matched, device_valid;
-    uint64_t host_total, host_matched, host_valid;
-    /* known metadata (hash sets, filled by projection_know_*) */
-    uint64_t* functions;             /* (device, executable, function, key index) rows */
-    uint64_t function_count, function_capacity;
-    uint64_t* function_slots;
-    uint64_t function_mask;
-    uint64_t* queues;                /* (device, queue, stream) rows */
-    uint64_t queue_count, queue_capacity;
-    uint64_t* queue_slots;
-    uint64_t queue_mask;
-    uint64_t* buffers;               /* command buffer ids */
-    uint64_t buffer_count, buffer_capacity;
-    uint64_t* buffer_slots;
-    uint64_t buffer_mask;
-    uint64_t last_queue[3];          /* the queue found last (all ones: none yet) */
-} projection_t;
 
 #define I64_MAX_U ((uint64_t)INT64_MAX)
 
@@ -354,14 +310,10 @@ static int projection_record(void* ctx, pager_t* pager, const uint8_t* data, con
     if (family != F_DISPATCHES && family != F_HOST_EXECUTION) return 0;
     uint32_t size = RECORD_SIZE[family];
     uint64_t pdo = u32_at(h + H_PDO), queue = u32_at(h + H_QUEUE), stream = u64_at(h + H_STREAM);
-    for (uint64_t o = 0; o < length;) {  /* IREE's typed-record walk (record_length) */
-        uint64_t remaining = length - o;
-        if (remaining < size) return 1;
-        pager_reach(pager, payload + o);
-        const uint8_t* r = data + payload + o;
-        uint32_t record_length = u32_at(r);
-        if (record_length < size || record_length > remaining) return 1;
-        o += record_length;
+    for (uint64_t o = 0; o < length;) {
+        uint32_t record_length;
+        const uint8_t* r = pass_typed_next(pager, data, payload, length, size, &o, &record_length);
+        if (!r) return 1;
         if (family == F_DISPATCHES) {
             ++p->device_total;
             if (!id_matches(p, r, p->device_id_offset)) continue;

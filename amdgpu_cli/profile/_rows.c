@@ -14,18 +14,6 @@
 enum { ROW_UINT = 0, ROW_INT = 1, ROW_BOOL = 2, ROW_STR = 3, ROW_TRIPLE = 4, ROW_DOUBLE = 5,
        ROW_CONST = 6 };
 
-typedef struct {
-    const uint8_t* base;
-    int64_t stride;
-    int32_t kind;
-    int32_t width;               /* element bytes: 1, 2, 4 or 8 */
-    int32_t digits;              /* ROW_DOUBLE: decimals */
-    int32_t prefix_len;
-    const char* prefix;
-    const char* strings;         /* ROW_STR: the texts back to back */
-    const uint64_t* string_ends; /* ROW_STR: end offset of each text */
-    uint64_t string_count;
-} row_field_t;
 
 static uint64_t load_uint(const uint8_t* p, int width) {
     switch (width) {

@@ -16,39 +16,6 @@
  * what a run allocated, whatever it returned.
  */
 
-typedef struct {
-    uint32_t row_type, time_domain, physical_device_ordinal, queue_ordinal;
-    uint32_t event_type, function_ordinal, command_index, flags;
-    uint64_t executable_id, command_buffer_id;
-    uint64_t sample_count, invalid_sample_count, operation_count, payload_bytes;
-    uint64_t tile_count, tile_duration_sum_ns, first_start_time, last_end_time;
-    uint64_t total_duration, minimum_duration, maximum_duration;
-} statistics_group_t;
-
-typedef struct {
-    uint64_t physical_device_ordinal, count, unaligned, first_offset, last_offset;
-} statistics_clock_t;
-
-typedef struct {
-    uint64_t executable_id, name_offset;
-    uint32_t function_ordinal, name_length;
-} statistics_name_t;
-
-typedef struct {
-    statistics_group_t* groups;
-    uint64_t group_count, group_capacity;
-    statistics_clock_t* clocks;
-    uint64_t clock_count, clock_capacity;
-    statistics_name_t* names;
-    uint64_t name_count, name_capacity;
-    uint64_t dropped_records;
-    uint64_t* group_slots;   /* open addressing: group index + 1, 0 when empty */
-    uint64_t group_mask;
-    uint64_t* name_slots;
-    uint64_t name_mask;
-    uint64_t last_group[16];  /* per row type: the row touched last, + 1 */
-} statistics_t;
-
 /* Row types, time domains and row flags (reports/statistics_rows.py). */
 enum { DOMAIN_NONE = 0, DOMAIN_DEVICE_TICK = 1, DOMAIN_HOST_NS = 2 };
 enum { FLAG_TIMING = 1, FLAG_PAYLOAD_BYTES = 2, FLAG_OPERATION_COUNT = 4, FLAG_TILE_TOTALS = 8 };
@@ -371,13 +338,11 @@ static int statistics_record(void* ctx, pager_t* pager, const uint8_t* data, con
     if (family == F_FUNCTIONS) {  /* walked by record_length, as the reader's typed walk */
         uint32_t size = RECORD_SIZE[family];
         for (uint64_t o = 0; o < length;) {
-            uint64_t remaining = length - o;
-            if (remaining < size) return 1;
-            const uint8_t* r = data + payload + o;
-            uint32_t record_length = u32_at(r);
-            if (record_length < size || record_length > remaining) return 1;
-            if (on_function(s, r, record_length, payload + o)) return 1;
-            o += record_length;
+            uint64_t at = payload + o;
+            uint32_t record_length;
+            const uint8_t* r = pass_typed_next(pager, data, payload, length, size, &o,
+                                               &record_length);
+            if (!r || on_function(s, r, record_length, at)) return 1;
         }
         return 0;
     }

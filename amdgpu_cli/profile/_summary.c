@@ -14,29 +14,9 @@
  * suite compares `summary_layout()` with them field by field.
  */
 #define SUMMARY_FAMILIES PASS_FAMILIES
+_Static_assert(sizeof(((summary_totals_t*)0)->chunks) / sizeof(uint64_t) == SUMMARY_FAMILIES,
+               "_scan.h: summary_totals_t counts one slot per family");
 
-typedef struct {
-    uint64_t file_records, session_begin_records, chunk_records, session_end_records;
-    uint64_t non_ok_session_end_records, unknown_records, first_non_ok_offset;
-    uint64_t unknown_chunks, truncated_chunks, dropped_records;
-    uint64_t chunks[SUMMARY_FAMILIES];
-    uint64_t records[SUMMARY_FAMILIES];
-    uint64_t code_object_bytes, trace_bytes, metric_values, invalid_metric_samples;
-    uint64_t invalid_host_execution, host_execution_ns;
-    uint64_t invalid_command_region, command_region_ns;
-    uint64_t device_count;
-} summary_totals_t;
-
-typedef struct {
-    uint64_t physical_device_ordinal;
-    uint64_t device_records, queue_count, queue_records;
-    uint64_t clock_samples, clock_unaligned, first_clock_offset, last_clock_offset;
-    uint64_t clock_brackets;
-    int64_t min_uncertainty_ns, max_uncertainty_ns;
-    uint64_t dispatches, invalid_dispatches, total_ticks, min_ticks, max_ticks;
-    uint64_t earliest_start, latest_end;
-    uint64_t metric_samples, metric_values, invalid_metric_samples;
-} summary_device_t;
 
 /* Field offsets summary reads (name, family, offset): summary_layout() hands them to the tests. */
 #define FIELDS(X)                                                              \
@@ -204,16 +184,11 @@ static int on_payload(state_t* s, pager_t* pager, int family, const uint8_t* dat
         ++s->t->records[family];
         return add_u64(&s->t->trace_bytes, u64_at(r + TRACE_DATA_LENGTH));
     }
-    uint64_t o = 0;
-    while (o < length) {
-        uint64_t remaining = length - o;
-        if (remaining < size) return 1;
-        pager_reach(pager, payload + o);
-        const uint8_t* r = data + payload + o;
-        uint32_t record_length = u32_at(r);
-        if (record_length < size || record_length > remaining) return 1;
-        if (on_record(s, family, r, record_length, payload + o, chunk_pdo)) return 1;
-        o += record_length;
+    for (uint64_t o = 0; o < length;) {
+        uint64_t at = payload + o;
+        uint32_t record_length;
+        const uint8_t* r = pass_typed_next(pager, data, payload, length, size, &o, &record_length);
+        if (!r || on_record(s, family, r, record_length, at, chunk_pdo)) return 1;
     }
     return 0;
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from amdgpu_cli.profile.mapped import map_file, valid_header
 from amdgpu_cli.profile.names import CONTENT_TYPE_PREFIX, FAMILIES
 
 try:  # absent when the package was not built
@@ -33,3 +34,19 @@ def native_module():
 def content_name_table(ffi):
     """(names, lengths): CONTENT_NAMES back to back and each one's length, for the native walks."""
     return b"".join(CONTENT_NAMES), ffi.new("uint32_t[]", [len(n) for n in CONTENT_NAMES])
+
+
+def on_mapped_bundle(path: str, reduce):
+    """`reduce(mapping, first record offset, logical length)` over the bundle at `path`, for the
+    one-pass reducers; None, without calling it, when the native module is off, the file is
+    empty or its header is one the reader rejects (the exact path then says why)."""
+    if not native_enabled():
+        return None
+    mm = map_file(path)
+    if mm is None:
+        return None
+    try:
+        first, length = valid_header(mm)
+        return None if first is None else reduce(mm, first, length)
+    finally:
+        mm.close()

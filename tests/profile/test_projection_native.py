@@ -18,9 +18,9 @@ from amdgpu_cli.profile.reports import command as command_report
 from amdgpu_cli.profile.reports import dispatch as dispatch_report
 from amdgpu_cli.profile.reports import executable as executable_report
 
-from .test_summary import (U32_MAX, bundle, chunk, clock, device, dispatch, function, host_exec,
-                           queue, run_ours, session, typed)
-from .test_summary_native import _mutations
+from .native_support import assert_layout, assert_like_iree, mutations
+from .test_summary import (bundle, chunk, clock, device, dispatch, function, host_exec, queue,
+                           session, typed)
 
 pytestmark = pytest.mark.skipif(native.scan is None, reason="native module not built in this install")
 
@@ -73,14 +73,7 @@ def device_bundle() -> bytes:
 
 
 def test_layout_matches_schema():
-    ffi, lib = native.native_module()
-    families, offsets = (ffi.new("uint32_t[]", 64) for _ in range(2))
-    n = lib.projection_layout(families, offsets, 64)
-    assert n == len(_FIELDS)
-    for i, (suffix, field) in enumerate(_FIELDS):
-        ct = schema.BY_SUFFIX[suffix]
-        assert schema.CONTENT_TYPES[families[i]] is ct, (i, suffix)
-        assert offsets[i] == ct.dtype.fields[field][1], (suffix, field)
+    assert_layout(native.native_module()[1].projection_layout, _FIELDS)
 
 
 def test_real_bundles_take_the_native_pass(iree_bundles, iree_profile):
@@ -102,29 +95,19 @@ def test_options_match_iree_profile(name, iree_bundles, iree_profile, tmp_path):
     paths = [synthetic] + [p for k, p in sorted(iree_bundles.items()) if "local-task" in k][:3]
     for path in paths:
         for extra in VARIANTS:
-            args = [name, "--format=jsonl", *extra, path]
-            theirs = iree_profile(args)
-            code, out, err = run_ours(args)
-            assert code == theirs.returncode, (args, err, theirs.stderr)
-            assert out == (theirs.stdout if code == 0 else ""), args
+            assert_like_iree([name, "--format=jsonl", *extra, path], iree_profile)
 
 
 def test_mutated_bundles_match_iree_profile(tmp_path, iree_bundles, iree_profile):
     native_ran = 0
-    cases = (_mutations(seed=20261128, count=100, base=device_bundle())
-             + _mutations(seed=20261129, count=80,
+    cases = (mutations(seed=20261128, count=100, base=device_bundle())
+             + mutations(seed=20261129, count=80,
                           base=iree_bundles["attention-local-task-all"].read_bytes()))
     for label, data in cases:
         path = tmp_path / "m.ireeprof"
         path.write_bytes(data)
         for name, module in REPORTS.items():
-            theirs = iree_profile([name, "--format=jsonl", path])
-            code, out, err = run_ours([name, "--format=jsonl", path])
-            assert code == theirs.returncode, (label, name, err, theirs.stderr)
-            if code == 0:
-                assert out == theirs.stdout, (label, name)
-            else:
-                assert out == "" and err.count("\n") == 1 and "Traceback" not in err, (label, err)
+            code = assert_like_iree([name, "--format=jsonl", path], iree_profile, label)
             if code == 0:  # (a bad file header fails inside report_file, as in the exact path)
                 native_ran += module.report_file(str(path), ReportOptions()) is not None
     assert native_ran > len(cases) // 2

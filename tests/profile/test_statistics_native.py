@@ -14,12 +14,12 @@ import sys
 
 import pytest
 
-from amdgpu_cli.profile import native, schema
+from amdgpu_cli.profile import native
 from amdgpu_cli.profile.reports import statistics_native
 
+from .native_support import assert_layout, assert_like_iree, mutations
 from .test_summary import (SYNTHETIC, amdgpu_bundle, bundle, chunk, dispatch, host_exec,
-                           memory_event, queue_event, run_ours, session)
-from .test_summary_native import _mutations
+                           memory_event, queue_event, session)
 
 pytestmark = pytest.mark.skipif(native.scan is None, reason="native module not built in this install")
 
@@ -52,14 +52,7 @@ _FIELDS = [
 
 
 def test_layout_matches_schema():
-    ffi, lib = native.native_module()
-    families, offsets = (ffi.new("uint32_t[]", 64) for _ in range(2))
-    n = lib.statistics_layout(families, offsets, 64)
-    assert n == len(_FIELDS)
-    for i, (suffix, field) in enumerate(_FIELDS):
-        ct = schema.BY_SUFFIX[suffix]
-        assert schema.CONTENT_TYPES[families[i]] is ct, (i, suffix)
-        assert offsets[i] == ct.dtype.fields[field][1], (suffix, field)
+    assert_layout(native.native_module()[1].statistics_layout, _FIELDS)
 
 
 @pytest.mark.parametrize("name", sorted(SYNTHETIC))
@@ -108,17 +101,11 @@ def _overflowing() -> dict[str, bytes]:
 
 
 def test_mutated_bundles_match_iree_profile(tmp_path, iree_profile):
-    cases = list(_overflowing().items()) + _mutations(seed=20261127, count=240)
+    cases = list(_overflowing().items()) + mutations(seed=20261127, count=240)
     native_ran = 0
     for name, data in cases:
         path = tmp_path / "m.ireeprof"
         path.write_bytes(data)
-        theirs = iree_profile(["statistics", "--format=jsonl", path])
-        code, out, err = run_ours(["statistics", "--format=jsonl", path])
-        assert code == theirs.returncode, (name, err, theirs.stderr)
-        if code == 0:
-            assert out == theirs.stdout, name
-        else:
-            assert out == "" and err.count("\n") == 1 and "Traceback" not in err, (name, err)
+        assert_like_iree(["statistics", "--format=jsonl", path], iree_profile, name)
         native_ran += statistics_native.report_file(str(path)) is not None
     assert native_ran > len(cases) // 3

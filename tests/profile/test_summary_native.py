@@ -9,7 +9,6 @@ sums past 2**64, files cut short), that the command's output or failure is iree-
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 
@@ -18,8 +17,8 @@ import pytest
 from amdgpu_cli.profile import native, schema
 from amdgpu_cli.profile.reports import summary_native
 
-from .test_summary import (SYNTHETIC, amdgpu_bundle, bundle, chunk, dispatch, host_exec, run_ours,
-                           session)
+from .native_support import assert_layout, assert_like_iree, mutations
+from .test_summary import SYNTHETIC, amdgpu_bundle, bundle, chunk, dispatch, host_exec, session
 
 pytestmark = pytest.mark.skipif(native.scan is None, reason="native module not built in this install")
 
@@ -44,13 +43,9 @@ _FIELDS = [
 
 def test_layout_matches_schema():
     ffi, lib = native.native_module()
-    families, offsets, sizes = (ffi.new("uint32_t[]", 64) for _ in range(3))
-    n = lib.summary_layout(families, offsets, sizes, 64)
-    assert n == len(_FIELDS)
-    for i, (suffix, field) in enumerate(_FIELDS):
-        ct = schema.BY_SUFFIX[suffix]
-        assert schema.CONTENT_TYPES[families[i]] is ct, (i, suffix)
-        assert offsets[i] == ct.dtype.fields[field][1], (suffix, field)
+    sizes = ffi.new("uint32_t[]", 64)
+    assert_layout(lambda families, offsets, n: lib.summary_layout(families, offsets, sizes, n),
+                  _FIELDS)
     for i, ct in enumerate(schema.CONTENT_TYPES):
         assert sizes[i] == (ct.dtype.itemsize if ct.dtype is not None else 0), ct.suffix
 
@@ -96,43 +91,13 @@ def _overflowing() -> dict[str, bytes]:
     }
 
 
-def _mutations(seed: int, count: int, base: bytes | None = None) -> list[tuple[str, bytes]]:
-    """A bundle (the rich synthetic one by default) with bytes flipped, 4/8-byte fields set to
-    edge values, or cut short."""
-    base = amdgpu_bundle() if base is None else base
-    rng = random.Random(seed)
-    out = []
-    edges = [0, 1, 0xFF, 0xFFFFFFFF, 0x7FFFFFFF, 1 << 31, 88, 104, 248]
-    for i in range(count):
-        data = bytearray(base)
-        kind = i % 3
-        if kind == 0:
-            at = rng.randrange(24, len(data))
-            data[at] ^= 1 << rng.randrange(8)
-        elif kind == 1:
-            at = rng.randrange(24, len(data) - 8) & ~3
-            width = rng.choice((4, 8))
-            value = rng.choice(edges) if width == 4 else rng.choice(edges + [(1 << 64) - 1, 1 << 63])
-            data[at:at + width] = value.to_bytes(width, "little")
-        else:
-            data = data[:rng.randrange(24, len(data))]
-        out.append((f"mutation {i} ({('flip', 'field', 'cut')[kind]})", bytes(data)))
-    return out
-
-
 def test_mutated_bundles_match_iree_profile(tmp_path, iree_profile):
-    cases = list(_overflowing().items()) + _mutations(seed=20261126, count=240)
+    cases = list(_overflowing().items()) + mutations(seed=20261126, count=240)
     native_ran = 0
     for name, data in cases:
         path = tmp_path / "m.ireeprof"
         path.write_bytes(data)
-        theirs = iree_profile(["summary", "--format=jsonl", path])
-        code, out, err = run_ours(["summary", "--format=jsonl", path])
-        assert code == theirs.returncode, (name, err, theirs.stderr)
-        if code == 0:
-            assert out == theirs.stdout, name
-        else:
-            assert out == "" and err.count("\n") == 1 and "Traceback" not in err, (name, err)
+        assert_like_iree(["summary", "--format=jsonl", path], iree_profile, name)
         native_ran += summary_native.report_file(str(path)) is not None
     # Most mutations leave a valid bundle that the native pass itself summarizes.
     assert native_ran > len(cases) // 3

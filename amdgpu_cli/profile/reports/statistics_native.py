@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import struct
 
-from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file, valid_header
+from amdgpu_cli.profile.mapped import WINDOW_BYTES
 from amdgpu_cli.profile.names import FAMILIES
-from amdgpu_cli.profile.native import content_name_table, native_enabled, native_module
+from amdgpu_cli.profile.native import content_name_table, native_module, on_mapped_bundle
 from amdgpu_cli.profile.reports.statistics_rows import DeviceClock, statistics_row, summary_row
 from amdgpu_cli.profile.reports.summary_rows import Row
 
@@ -36,18 +36,7 @@ _GROUP_FIELDS = ("row_type", "time_domain", "flags", "physical_device_ordinal", 
 
 def report_file(path: str, options=None) -> list[Row] | None:
     """The `statistics` rows of the bundle at `path`, or None when the exact walk must run."""
-    if not native_enabled():
-        return None
-    mm = map_file(path)
-    if mm is None:
-        return None
-    try:
-        first, length = valid_header(mm)
-        if first is None:
-            return None
-        return _reduce(mm, first, length)
-    finally:
-        mm.close()
+    return on_mapped_bundle(path, _reduce)
 
 
 def _reduce(mm, first: int, length: int) -> list[Row] | None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import struct
 
 from amdgpu_cli.profile.clock import DeviceClock
-from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file, valid_header
+from amdgpu_cli.profile.mapped import WINDOW_BYTES
 from amdgpu_cli.profile.names import FAMILIES, status_name
-from amdgpu_cli.profile.native import content_name_table, native_enabled, native_module
+from amdgpu_cli.profile.native import content_name_table, native_module, on_mapped_bundle
 from amdgpu_cli.profile.reports.summary_rows import DeviceSummary, Row, device_row, summary_row
 
 MAX_DEVICES = 256
@@ -36,18 +36,7 @@ _CLOCK_FIELDS = ("flags", "physical_device_ordinal", "sample_id", "device_tick",
 
 def report_file(path: str, options=None) -> list[Row] | None:
     """The `summary` rows of the bundle at `path`, or None when the exact walk must run."""
-    if not native_enabled():
-        return None
-    mm = map_file(path)
-    if mm is None:
-        return None
-    try:
-        first, length = valid_header(mm)
-        if first is None:
-            return None
-        return _summarize(mm, first, length)
-    finally:
-        mm.close()
+    return on_mapped_bundle(path, _summarize)
 
 
 def _summarize(mm, first: int, length: int) -> list[Row] | None:

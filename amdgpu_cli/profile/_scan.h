@@ -1,0 +1,175 @@
+/* The native profile module's interface (amdgpu_cli.profile._scan): every type and function
+ * Python calls, read by _scan_build.py both as cffi's declarations and as the head of the C unit,
+ * so the structs have one definition. Plain declarations only: cffi parses this file. */
+
+typedef struct {
+    uint64_t offset;
+    uint8_t header[104];
+    int32_t content_index;
+    uint32_t reserved;
+} scan_entry_t;
+
+int scan_table(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+               const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+               scan_entry_t* out, uint64_t capacity, uint64_t* out_count, uint64_t* next_offset);
+
+int gather_typed(const uint8_t* data, const uint64_t* payload_offsets,
+                 const uint64_t* payload_lengths, uint64_t chunk_count, uint32_t size,
+                 uint8_t* out, uint64_t capacity, int64_t* out_chunk, uint64_t* out_offset,
+                 uint64_t* out_count, uint64_t* out_bad_chunk, uint64_t* out_bad_offset);
+
+typedef struct {
+    const uint8_t* base;
+    int64_t stride;
+    int32_t kind;
+    int32_t width;               /* element bytes: 1, 2, 4 or 8 */
+    int32_t digits;              /* ROW_DOUBLE: decimals */
+    int32_t prefix_len;
+    const char* prefix;
+    const char* strings;         /* ROW_STR: the texts back to back */
+    const uint64_t* string_ends; /* ROW_STR: end offset of each text */
+    uint64_t string_count;
+} row_field_t;
+
+uint64_t row_bound(const row_field_t* fields, int count, uint64_t head_len, uint64_t tail_len);
+
+uint64_t render_rows(const row_field_t* fields, int count, const char* head, uint64_t head_len,
+                     const char* tail, uint64_t tail_len, uint64_t bound, uint64_t begin,
+                     uint64_t end, char* out, uint64_t capacity, uint64_t* written, int* bad,
+                     uint64_t* row_ends);
+
+uint64_t copy_ranges(const uint8_t* src, const uint64_t* starts, const uint64_t* ends, uint64_t n,
+                     uint8_t* dst);
+
+void gather_fields(const uint8_t* data, const uint64_t* offsets, uint64_t n,
+                   const uint32_t* field_offsets, const uint32_t* field_sizes, int count,
+                   uint8_t** outs);
+
+typedef struct {
+    uint64_t file_records, session_begin_records, chunk_records, session_end_records;
+    uint64_t non_ok_session_end_records, unknown_records, first_non_ok_offset;
+    uint64_t unknown_chunks, truncated_chunks, dropped_records;
+    uint64_t chunks[24];   /* per family of schema.CONTENT_TYPES */
+    uint64_t records[24];
+    uint64_t code_object_bytes, trace_bytes, metric_values, invalid_metric_samples;
+    uint64_t invalid_host_execution, host_execution_ns;
+    uint64_t invalid_command_region, command_region_ns;
+    uint64_t device_count;
+} summary_totals_t;
+
+typedef struct {
+    uint64_t physical_device_ordinal;
+    uint64_t device_records, queue_count, queue_records;
+    uint64_t clock_samples, clock_unaligned, first_clock_offset, last_clock_offset;
+    uint64_t clock_brackets;
+    int64_t min_uncertainty_ns, max_uncertainty_ns;
+    uint64_t dispatches, invalid_dispatches, total_ticks, min_ticks, max_ticks;
+    uint64_t earliest_start, latest_end;
+    uint64_t metric_samples, metric_values, invalid_metric_samples;
+} summary_device_t;
+
+int summary_layout(uint32_t* families, uint32_t* offsets, uint32_t* sizes, int capacity);
+
+int summarize(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+              const uint32_t* type_lengths, int type_count, uint64_t window,
+              summary_totals_t* totals, summary_device_t* devices, uint64_t device_capacity);
+
+typedef struct {
+    uint32_t row_type, time_domain, physical_device_ordinal, queue_ordinal;
+    uint32_t event_type, function_ordinal, command_index, flags;
+    uint64_t executable_id, command_buffer_id;
+    uint64_t sample_count, invalid_sample_count, operation_count, payload_bytes;
+    uint64_t tile_count, tile_duration_sum_ns, first_start_time, last_end_time;
+    uint64_t total_duration, minimum_duration, maximum_duration;
+} statistics_group_t;
+
+typedef struct {
+    uint64_t physical_device_ordinal, count, unaligned, first_offset, last_offset;
+} statistics_clock_t;
+
+typedef struct {
+    uint64_t executable_id, name_offset;
+    uint32_t function_ordinal, name_length;
+} statistics_name_t;
+
+typedef struct {
+    statistics_group_t* groups;
+    uint64_t group_count, group_capacity;
+    statistics_clock_t* clocks;
+    uint64_t clock_count, clock_capacity;
+    statistics_name_t* names;
+    uint64_t name_count, name_capacity;
+    uint64_t dropped_records;
+    uint64_t* group_slots;   /* open addressing: group index + 1, 0 when empty */
+    uint64_t group_mask;
+    uint64_t* name_slots;
+    uint64_t name_mask;
+    uint64_t last_group[16];  /* per row type: the row touched last, + 1 */
+} statistics_t;
+
+int statistics_layout(uint32_t* families, uint32_t* offsets, int capacity);
+int statistics_run(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                   const uint32_t* type_lengths, int type_count, uint64_t window,
+                   statistics_t* out);
+void statistics_free(statistics_t* s);
+
+typedef struct {
+    uint64_t k[5];   /* function: device, executable, function; execution: command buffer,
+                        submission, device, queue, stream; submission: device, queue, stream,
+                        submission */
+    uint64_t count, valid;
+    uint64_t earliest, latest, min, max, total;  /* host tables: int64 values in these bits */
+    uint64_t tile_count, tile_duration_sum_ns;
+    double mean, m2;
+    uint32_t last_workgroup_count[3], last_workgroup_size[3];
+    int64_t key_index;
+} projection_group_t;
+
+typedef struct {
+    projection_group_t* groups;
+    uint64_t count, capacity;
+    uint64_t* slots;   /* group index + 1, 0 when empty */
+    uint64_t mask;
+    uint64_t last;     /* the group touched last, + 1 */
+} projection_table_t;
+
+typedef struct {
+    /* inputs */
+    int64_t id;                      /* --id, or -1 */
+    uint32_t device_id_offset, host_id_offset;  /* the id field of each event layout */
+    int check_command_buffers;       /* command mode: every command buffer must be known */
+    int deferred;                    /* no --filter: the known sets below collect what events
+                                        name instead, for the caller to check against metadata */
+    /* outputs */
+    projection_table_t tables[5];    /* TABLE_DEVICE_FUNCTION ... TABLE_HOST_EXECUTION */
+    uint64_t device_total, device_matched, device_valid;
+    uint64_t host_total, host_matched, host_valid;
+    /* known metadata (hash sets, filled by projection_know_*) */
+    uint64_t* functions;             /* (device, executable, function, key index) rows */
+    uint64_t function_count, function_capacity;
+    uint64_t* function_slots;
+    uint64_t function_mask;
+    uint64_t* queues;                /* (device, queue, stream) rows */
+    uint64_t queue_count, queue_capacity;
+    uint64_t* queue_slots;
+    uint64_t queue_mask;
+    uint64_t* buffers;               /* command buffer ids */
+    uint64_t buffer_count, buffer_capacity;
+    uint64_t* buffer_slots;
+    uint64_t buffer_mask;
+    uint64_t last_queue[3];          /* the queue found last (all ones: none yet) */
+} projection_t;
+
+int projection_layout(uint32_t* families, uint32_t* offsets, int capacity);
+int projection_know_function(projection_t* p, uint64_t device, uint64_t executable,
+                             uint64_t function, int64_t key_index);
+int projection_know_queue(projection_t* p, uint64_t device, uint64_t queue, uint64_t stream);
+int projection_know_command_buffer(projection_t* p, uint64_t id);
+int projection_run(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                   const uint32_t* type_lengths, int type_count, uint64_t window,
+                   projection_t* p);
+void projection_free(projection_t* p);
+int projection_scan(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                    const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+                    scan_entry_t* out, uint64_t capacity, uint64_t* out_count,
+                    uint64_t* next_offset, projection_t* p);
