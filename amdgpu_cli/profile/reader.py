@@ -9,7 +9,9 @@ the chain stops the walk: `records` keeps every record before it and `error` say
 `typed(suffix)` decodes every typed record of one content type, in file order, into one contiguous
 array of that type's dtype (fixed head only; `tail()` gives a variable record's trailing bytes).
 Typed-record errors surface only when a command asks for that content type, which is how IREE's
-commands behave too: each fails on the families it decodes.
+commands behave too: each fails on the families it decodes. `locate(suffix)` makes the same walk
+for a fixed-size family without copying the records (their offsets), and `Located.columns` then
+gathers only the fields asked, each record read once.
 
 Validation rules and messages follow ../shared/reference/ireeprof.md sections 1, 2.1 and 7.
 The record walk and the typed gather have a native fast path (`_scan`, built by setup.py) and a
