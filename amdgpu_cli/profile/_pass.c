@@ -1,11 +1,13 @@
-/* One forward pass over a mapped .ireeprof file: what the one-pass reducers (_summary.c,
- * _statistics.c) share.
+/* One forward pass over a mapped .ireeprof file: what the reader's record table (`scan_table`)
+ * and the one-pass reducers (_summary.c, _statistics.c, _projection.c) share.
  *
  * `pass_walk` walks the record chain from the first record to the logical end, checking every
- * record header as reader.py's walk does, and hands each record to the reducer's callback (with
- * its family, the index of its content type in schema.CONTENT_TYPES, for chunks). A broken record,
- * or a callback that returns nonzero, ends the pass with PASS_EXACT_PATH: the caller then runs the
- * report's exact path, which gives IREE's message for it.
+ * record header as reader.py's walk does, and hands each record to a callback with its family
+ * (the index of its content type in schema.CONTENT_TYPES, -1 unknown). A broken record ends the
+ * pass with reader.py's scan code for it; a callback that returns nonzero ends it with
+ * PASS_STOPPED (a reducer declining: its caller then runs the report's exact path, which gives
+ * IREE's message). `pass_typed_next` steps through a chunk's typed records as the reader's typed
+ * walk does.
  *
  * Memory and cores: the file is read once, front to back, a window at a time: a helper thread maps
  * each window in one go (MADV_POPULATE_READ, Linux 5.14+) a little ahead of the walk, and the walk
