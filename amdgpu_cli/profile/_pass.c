@@ -12,8 +12,8 @@
  * Memory and cores: the file is read once, front to back, a window at a time: a helper thread maps
  * each window in one go (MADV_POPULATE_READ, Linux 5.14+) a little ahead of the walk, and the walk
  * lets go (MADV_DONTNEED) of the windows behind it, so the pass holds a few windows of the file
- * however large it is, and mapping pages and reading them use both cores. `data` must be the
- * start of the mapping (page aligned) for the advice to apply; the advice is only advice.
+ * however large it is, and mapping pages and reading them use both cores. Only for a file
+ * mapping, from its start (page aligned): the caller passes a window of 0 for any other memory.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -115,13 +115,18 @@ static void* pager_helper(void* arg) {
     return NULL;
 }
 
+/* A window of 0 turns the pager off: the data is not a file mapping (letting go of anonymous
+ * pages would zero them, and page rounding would reach past the buffer), or paging is not
+ * wanted. */
 static void pager_start(pager_t* p) {
+    if (p->window == 0) return;
     p->helper_started = p->length > p->window &&
                         pthread_create(&p->helper, NULL, pager_helper, p) == 0;
     if (!p->helper_started) madvise((void*)p->data, p->length, MADV_POPULATE_READ);
 }
 
 static void pager_stop(pager_t* p) {
+    if (p->window == 0) return;
     __atomic_store_n(&p->done, 1, __ATOMIC_RELAXED);
     if (p->helper_started) pthread_join(p->helper, NULL);
     if (p->length > p->released)
@@ -130,6 +135,7 @@ static void pager_stop(pager_t* p) {
 
 /* Called with the offset about to be read: tells the helper, lets go of windows well behind. */
 static void pager_reach(pager_t* p, uint64_t offset) {
+    if (p->window == 0) return;
     __atomic_store_n(&p->reached, offset, __ATOMIC_RELAXED);
     if (offset >= p->released + 2 * p->window) {
         uint64_t upto = (offset - p->window) / p->window * p->window;

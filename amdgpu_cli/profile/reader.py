@@ -241,7 +241,8 @@ class Bundle:
         start, end = self.first_record_offset, self.logical_length
         if native_enabled():
             skip = sum(1 << schema.CONTENT_TYPES.index(schema.BY_SUFFIX[s]) for s in self.without)
-            table, code, offset = _scan_native(self.data, start, end, skip, self._scan_call)
+            table, code, offset = _scan_native(self.data, start, end, skip, self._scan_call,
+                                               self.page_window)
         elif self.without:
             raise ValueError("a bundle without some families needs the native scanner")
         else:
@@ -251,6 +252,12 @@ class Bundle:
                 f"{_SCAN_MESSAGES[code]} (record {len(table)} at offset {offset})",
                 record_index=len(table))
         return table
+
+    @property
+    def page_window(self) -> int:
+        """The window a native pass pages the data by: WINDOW_BYTES for a file mapping, 0 (no
+        paging advice) for data in memory, whose pages must not be let go."""
+        return WINDOW_BYTES if self._keepalive is not None else 0
 
     def release_pages(self, end: int | None = None) -> None:
         """Lets go of the mapped file pages read so far (all of them, or those before `end`): the
@@ -429,12 +436,13 @@ class Bundle:
 
 # --- scan implementations ---------------------------------------------------------------------
 
-def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0, scan=None):
+def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0, scan=None,
+                 window: int = 0):
     """The record walk in native code (_pass.c `scan_table`): one call fills the table while a
     helper thread maps the file a window ahead and the walk lets go of the pages behind it. The
     table is allocated for the most records the file could hold; only its used part is touched.
     Chunks of the families `skip` names (bit per family) are left out; `scan` stands in for
-    `lib.scan_table`."""
+    `lib.scan_table`; `window` is the pager's (0 unless `data` is a file mapping)."""
     ffi, lib = _native.ffi, _native.lib
     scan = scan or lib.scan_table
     names, lengths = content_name_table(ffi)
@@ -445,7 +453,7 @@ def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0, scan=Non
     while True:
         capacity = max(16, min(1 << 24, (end - offset) // 104 + 1))
         block = np.empty(capacity, RECORD_TABLE)
-        code = scan(src, end, offset, names, lengths, len(CONTENT_NAMES), WINDOW_BYTES, skip,
+        code = scan(src, end, offset, names, lengths, len(CONTENT_NAMES), window, skip,
                     ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity, count, next_offset)
         parts.append(block[:count[0]])
         offset = next_offset[0]

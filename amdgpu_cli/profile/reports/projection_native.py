@@ -23,7 +23,6 @@ import numpy as np
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.mapped import WINDOW_BYTES
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.native import content_name_table, native_enabled, native_module
 from amdgpu_cli.profile.options import ReportOptions
@@ -122,7 +121,7 @@ def _two_passes(ffi, lib, state, path: str, mode: str, options: ReportOptions) -
     data = ffi.from_buffer("uint8_t[]", bundle.data)
     try:
         rc = lib.projection_run(data, bundle.logical_length, bundle.first_record_offset, names,
-                                name_lengths, len(schema.CONTENT_TYPES), WINDOW_BYTES, state)
+                                name_lengths, len(schema.CONTENT_TYPES), bundle.page_window, state)
     finally:
         ffi.release(data)
     if rc != 0:
