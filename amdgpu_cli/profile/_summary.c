@@ -73,20 +73,26 @@ static summary_device_t* device_of(state_t* s, uint64_t pdo) {
     return d;
 }
 
-/* Bytes a variable record's length fields say follow its head; -1 for families without them. */
-static int64_t variable_tail(int family, const uint8_t* r) {
+/* Bytes a variable record's length fields say follow its head, into *tail; 0 for families
+ * whose records carry no such fields (fixed families, and functions, which summary only counts). */
+static int variable_tail(int family, const uint8_t* r, uint64_t* tail) {
     switch (family) {
-        case F_CODE_OBJECTS: return (int64_t)u64_at(r + CODE_OBJECT_DATA_LENGTH);
-        case F_COUNTER_SETS: return u32_at(r + COUNTER_SET_NAME_LENGTH);
+        case F_CODE_OBJECTS: *tail = u64_at(r + CODE_OBJECT_DATA_LENGTH); return 1;
+        case F_COUNTER_SETS: *tail = u32_at(r + COUNTER_SET_NAME_LENGTH); return 1;
         case F_COUNTERS:
-            return (int64_t)u32_at(r + COUNTER_BLOCK_NAME_LENGTH) + u32_at(r + COUNTER_NAME_LENGTH) +
-                   u32_at(r + COUNTER_DESCRIPTION_LENGTH);
-        case F_COUNTER_SAMPLES: return 8 * (int64_t)u32_at(r + SAMPLE_VALUE_COUNT);
-        case F_METRIC_SOURCES: return u32_at(r + SOURCE_NAME_LENGTH);
+            *tail = (uint64_t)u32_at(r + COUNTER_BLOCK_NAME_LENGTH) + u32_at(r + COUNTER_NAME_LENGTH) +
+                    u32_at(r + COUNTER_DESCRIPTION_LENGTH);
+            return 1;
+        case F_COUNTER_SAMPLES: *tail = 8 * (uint64_t)u32_at(r + SAMPLE_VALUE_COUNT); return 1;
+        case F_METRIC_SOURCES: *tail = u32_at(r + SOURCE_NAME_LENGTH); return 1;
         case F_METRIC_DESCRIPTORS:
-            return (int64_t)u32_at(r + DESCRIPTOR_NAME_LENGTH) + u32_at(r + DESCRIPTOR_DESCRIPTION_LENGTH);
-        case F_METRIC_SAMPLES: return METRIC_VALUE_SIZE * (int64_t)u32_at(r + METRIC_VALUE_COUNT);
-        default: return -1;
+            *tail = (uint64_t)u32_at(r + DESCRIPTOR_NAME_LENGTH) +
+                    u32_at(r + DESCRIPTOR_DESCRIPTION_LENGTH);
+            return 1;
+        case F_METRIC_SAMPLES:
+            *tail = METRIC_VALUE_SIZE * (uint64_t)u32_at(r + METRIC_VALUE_COUNT);
+            return 1;
+        default: return 0;
     }
 }
 
@@ -102,8 +108,8 @@ static int on_record(state_t* s, int family, const uint8_t* r, uint32_t length, 
                      uint64_t chunk_pdo) {
     summary_totals_t* t = s->t;
     summary_device_t* d;
-    int64_t tail = variable_tail(family, r);
-    if (tail >= 0 && (uint64_t)tail != (uint64_t)length - RECORD_SIZE[family]) return 1;
+    uint64_t tail;
+    if (variable_tail(family, r, &tail) && tail != (uint64_t)length - RECORD_SIZE[family]) return 1;
     ++t->records[family];
     switch (family) {
         case F_DEVICES:

@@ -18,7 +18,8 @@ from amdgpu_cli.profile import native, schema
 from amdgpu_cli.profile.reports import summary_native
 
 from .native_support import assert_layout, assert_like_iree, mutations
-from .test_summary import SYNTHETIC, amdgpu_bundle, bundle, chunk, dispatch, host_exec, session
+from .test_summary import (SYNTHETIC, amdgpu_bundle, bundle, chunk, dispatch, host_exec, session,
+                           typed)
 
 pytestmark = pytest.mark.skipif(native.scan is None, reason="native module not built in this install")
 
@@ -80,9 +81,13 @@ def test_summary_imports_no_numpy(tmp_path):
 
 
 def _overflowing() -> dict[str, bytes]:
-    """Bundles whose sums pass 2**64 (the native pass must leave them to the exact walk)."""
+    """Bundles whose sums pass 2**64, or whose lengths need all 64 bits (the native pass must
+    leave them to the exact walk)."""
     half = (1 << 63) - 1
     return {
+        "code_object_length_top_bit": bundle(session(chunk("executable-code-objects", typed(
+            schema.CODE_OBJECT, b"", executable_id=1, code_object_id=1,
+            data_length=(1 << 63) + 5)))),
         "host_span_sum": bundle(session(chunk("host-execution-events",
                                               *(host_exec(i, 0, half) for i in range(3))))),
         "dispatch_tick_sum": bundle(session(chunk("dispatch-events",
