@@ -102,7 +102,9 @@ class Located:
     each record's file offset and chunk. `columns(*names)` gathers fields on demand, one
     contiguous array per field, reading each record once for all the fields asked together
     (copying whole records of up to 248 bytes is the slow part on large bundles; reports read a
-    few fields). Columns are kept once gathered; `load` is `columns` for its effect."""
+    few fields). Columns are kept once gathered; after the first gather, any field not yet there
+    brings all the others with it (one more pass, not one per field). `load` is `columns` for
+    its effect."""
 
     def __init__(self, bundle: "Bundle", ct: schema.ContentType, chunk: np.ndarray,
                  offsets: np.ndarray, rows: np.ndarray | None = None):
@@ -124,6 +126,10 @@ class Located:
 
     def columns(self, *names: str) -> dict[str, np.ndarray]:
         missing = [n for n in dict.fromkeys(names) if n not in self._columns]
+        if missing and self._columns:
+            # A field beyond the ones first gathered: a reader that goes on to read more (event
+            # rows, one record's fields) would pay a pass per field, so the rest come in one.
+            missing = [n for n in self.content_type.dtype.names if n not in self._columns]
         if missing:
             self._columns.update(self._gather(missing))
         return {n: self._columns[n] for n in names}

@@ -253,10 +253,10 @@ class Projection:
 
     # --- id / metadata / key matching -------------------------------------------------------------
 
-    def _fields(self, aggregate: tuple[str, ...]) -> tuple[str, ...]:
+    def _fields(self, located, aggregate: tuple[str, ...]) -> tuple[str, ...]:
         """The event fields this run reads, gathered together in one pass over the records."""
         if self.options.dispatch_events:
-            return ()  # event rows read most fields: each is gathered on first use
+            return located.content_type.dtype.names  # event rows print nearly every field
         return aggregate + ((_ID_FIELD[self.mode],) if self.options.id >= 0 else ())
 
     def _id_mask(self, rows: Columns) -> np.ndarray | None:
@@ -320,7 +320,7 @@ class Projection:
 
     def _device_events(self, failures: _Failures) -> Events:
         located = self.bundle.locate("dispatch-events")
-        located.load(*self._fields(_DEVICE_FIELDS))
+        located.load(*self._fields(located, _DEVICE_FIELDS))
         rows = Columns(located)
         chunk = located.chunk
         if len(rows):
@@ -350,7 +350,7 @@ class Projection:
 
     def _host_events(self, failures: _Failures) -> Events:
         located = self.bundle.locate("host-execution-events")
-        located.load("type", *self._fields(_HOST_FIELDS))
+        located.load("type", *self._fields(located, _HOST_FIELDS))
         rows = Columns(located, np.flatnonzero(located["type"] == HOST_DISPATCH_TYPE))
         chunk = located.chunk[rows.index]
         self.host_counts.total = len(rows)
