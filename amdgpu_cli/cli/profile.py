@@ -1,8 +1,10 @@
 """`amdgpu profile` / `amdgpu-profile`: read and report .ireeprof bundles (iree-profile's commands).
 
 Flags mirror iree-profile's (`--format=jsonl`, `--dispatch_events`, ...); dashed spellings work too.
-Each command opens the bundle, calls its report's `report()` for JSONL rows, and either writes them
-as JSONL or hands them to the command's text renderer.
+Each command gets its report's rows (summary, statistics and the dispatch/executable/command
+aggregates first try their one native pass, `report_file(path, options)`; otherwise, or when that
+returns None, the bundle is opened and `report()` runs), and either writes them as JSONL or hands
+them to the command's text renderer.
 """
 
 from __future__ import annotations
