@@ -15,18 +15,13 @@ Sources: IREE `hal/utils/statistics_sink.c`, `tooling/profile/statistics.c`.
 
 from __future__ import annotations
 
-import struct
-
 from amdgpu_cli.profile.mapped import WINDOW_BYTES
 from amdgpu_cli.profile.names import FAMILIES
 from amdgpu_cli.profile.native import content_name_table, native_module, on_mapped_bundle
 from amdgpu_cli.profile.reports.statistics_rows import DeviceClock, statistics_row, summary_row
+from amdgpu_cli.profile.reports.summary_native import clock_sample
 from amdgpu_cli.profile.reports.summary_rows import Row
 
-# Clock correlation: flags, device_tick, host_cpu_timestamp_ns, host time bracket.
-_CLOCK = struct.Struct("<4xI16xQQ16xqq")
-_CLOCK_FIELDS = ("flags", "device_tick", "host_cpu_timestamp_ns", "host_time_begin_ns",
-                 "host_time_end_ns")
 _GROUP_FIELDS = ("row_type", "time_domain", "flags", "physical_device_ordinal", "queue_ordinal",
                  "event_type", "executable_id", "command_buffer_id", "function_ordinal",
                  "command_index", "sample_count", "invalid_sample_count", "operation_count",
@@ -52,7 +47,7 @@ def _reduce(mm, first: int, length: int) -> list[Row] | None:
         clocks = {}
         for i in range(s.clock_count):
             c = s.clocks[i]
-            first_sample, last_sample = (dict(zip(_CLOCK_FIELDS, _CLOCK.unpack_from(mm, at)))
+            first_sample, last_sample = (clock_sample(mm, at)
                                          for at in (c.first_offset, c.last_offset))
             clocks[c.physical_device_ordinal] = DeviceClock(c.count, c.unaligned, first_sample,
                                                             last_sample)

@@ -34,6 +34,11 @@ _CLOCK_FIELDS = ("flags", "physical_device_ordinal", "sample_id", "device_tick",
                  "host_cpu_timestamp_ns", "host_time_begin_ns", "host_time_end_ns")
 
 
+def clock_sample(mm, offset: int) -> dict:
+    """The clock-correlation fields a clock fit reads, from the record at `offset` (no numpy)."""
+    return dict(zip(_CLOCK_FIELDS, _CLOCK.unpack_from(mm, offset)))
+
+
 def report_file(path: str, options=None) -> list[Row] | None:
     """The `summary` rows of the bundle at `path`, or None when the exact walk must run."""
     return on_mapped_bundle(path, _summarize)
@@ -89,8 +94,7 @@ def _device(mm, n) -> DeviceSummary:
     d = DeviceSummary(n.physical_device_ordinal)
     d.device_records, d.queue_count, d.queue_records = n.device_records, n.queue_count, n.queue_records
     if n.clock_samples:
-        first, last = (dict(zip(_CLOCK_FIELDS, _CLOCK.unpack_from(mm, at)))
-                       for at in (n.first_clock_offset, n.last_clock_offset))
+        first, last = (clock_sample(mm, at) for at in (n.first_clock_offset, n.last_clock_offset))
         d.clock = DeviceClock(d.physical_device_ordinal, n.clock_samples, n.clock_unaligned,
                               first, last)
     if n.clock_brackets:
