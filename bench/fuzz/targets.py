@@ -32,7 +32,9 @@ Targets:
     gguf               the same for `.gguf` (formats.gguf: metadata walk, tensor infos, ggml sizes)
     safetensors        the same for `.safetensors` (formats.safetensors: header length, JSON, offsets)
   Extra (only when named; not in CI):
-    ireeprof-reports   every amdgpu-profile report's JSONL rows on the bundle
+    ireeprof-reports   every amdgpu-profile report's JSONL rows on the bundle, and the one-pass
+                       native reports (summary, statistics, dispatch, executable, command)
+                       against their exact paths
 
 Sizes: the `input` harness lowers the function-I/O allocation cap (values._MAX_ALLOCATION) to
 16 MiB so that a fuzzed `1000000000xi8` asks for a cap error instead of a gigabyte of zeros, which
@@ -378,6 +380,53 @@ def _run_ireeprof_reports(data: bytes) -> None:
                 write_rows(_Null(), module.report(Bundle.from_bytes(data), options))
             except AmdgpuCliError:
                 pass
+    _compare_one_pass_reports(data)
+
+
+class OnePassMismatch(AssertionError):
+    """A report's one-pass native path and its exact path disagree (a bug, reported as a crash)."""
+
+
+# Reports with a one-pass native path over a file (`report_file`), which the CLI tries first.
+ONE_PASS_REPORTS = ("summary_native", "statistics_native", "dispatch", "executable", "command")
+
+
+def _compare_one_pass_reports(data: bytes) -> None:
+    """Where a one-pass path gives rows for the bytes (as a file), the exact path must give the
+    same rows; where it declines (None), nothing is claimed."""
+    import importlib
+    import io
+    import tempfile
+
+    from amdgpu_cli.profile.jsonl import write_rows
+    from amdgpu_cli.profile.options import ReportOptions
+    from amdgpu_cli.profile.reader import Bundle
+
+    def text(rows) -> str:
+        out = io.StringIO()
+        write_rows(out, rows)
+        return out.getvalue()
+
+    with tempfile.NamedTemporaryFile(suffix=".ireeprof") as f:
+        f.write(data)
+        f.flush()
+        for name in ONE_PASS_REPORTS:
+            module = importlib.import_module(f"amdgpu_cli.profile.reports.{name}")
+            exact = importlib.import_module(
+                f"amdgpu_cli.profile.reports.{name.removesuffix('_native')}")
+            try:
+                rows = module.report_file(f.name, ReportOptions())
+            except AmdgpuCliError:
+                continue  # raised before the pass (the file header), as the exact path does
+            if rows is None:
+                continue
+            ours = text(rows)
+            try:
+                expected = text(exact.report(Bundle.from_bytes(data), ReportOptions()))
+            except AmdgpuCliError as e:
+                raise OnePassMismatch(f"{name}: one pass gave rows, the exact path fails: {e}")
+            if ours != expected:
+                raise OnePassMismatch(f"{name}: one pass and exact path rows differ")
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
