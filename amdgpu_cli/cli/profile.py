@@ -122,7 +122,9 @@ def explain_command(fmt: str, filter_: str, id_: int, file: str) -> None:
     """Bottleneck view: device and queue utilisation, top functions and dispatches, hints.
 
     --id selects a dispatch event id."""
-    _emit("explain", file, fmt, filter=filter_, id=id_)
+    from amdgpu_cli.profile.reports.explain_native import report_file
+
+    _emit("explain", file, fmt, first=report_file, filter=filter_, id=id_)
 
 
 def _projection(name: str, help_text: str):

@@ -83,6 +83,65 @@ static int add_u64(uint64_t* sum, uint64_t b) {
     return 0;
 }
 
+/* --- keyed rows (key_rows_t in _scan.h): the metadata sets and small keyed tables of the reducers */
+
+static uint64_t hash_words(const uint64_t* w, int n) {
+    static const uint64_t K[5] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full,
+                                  0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
+                                  0xFF51AFD7ED558CCDull};
+    uint64_t h = 0;
+    for (int i = 0; i < n; ++i) h ^= w[i] * K[i];
+    return h ^ (h >> 29);
+}
+
+/* The row (index + 1) whose key is `key`, or 0. */
+static uint64_t key_rows_find(const key_rows_t* t, const uint64_t* key, int width, int keyed) {
+    if (!t->slots) return 0;
+    for (uint64_t at = hash_words(key, keyed) & t->mask, slot; (slot = t->slots[at]) != 0;
+         at = (at + 1) & t->mask) {
+        if (memcmp(t->rows + (slot - 1) * width, key, keyed * sizeof(uint64_t)) == 0) return slot;
+    }
+    return 0;
+}
+
+/* The row (index + 1) keyed as `row`, added (all `width` words) when there is none; 0 when out
+ * of memory. */
+static uint64_t key_rows_add(key_rows_t* t, const uint64_t* row, int width, int keyed) {
+    uint64_t found = key_rows_find(t, row, width, keyed);
+    if (found) return found;
+    if (!t->slots || (t->count + 1) * 2 > t->mask + 1) {  /* regrow the index: at most half full */
+        uint64_t n = t->slots ? (t->mask + 1) * 2 : 64;
+        uint64_t* fresh = (uint64_t*)calloc(n, sizeof(uint64_t));
+        if (!fresh) return 0;
+        for (uint64_t i = 0; i < t->count; ++i) {
+            uint64_t at = hash_words(t->rows + i * width, keyed) & (n - 1);
+            while (fresh[at]) at = (at + 1) & (n - 1);
+            fresh[at] = i + 1;
+        }
+        free(t->slots);
+        t->slots = fresh;
+        t->mask = n - 1;
+    }
+    if (t->count == t->capacity) {
+        uint64_t n = t->capacity ? t->capacity * 2 : 64;
+        uint64_t* rows = (uint64_t*)realloc(t->rows, n * width * sizeof(uint64_t));
+        if (!rows) return 0;
+        t->rows = rows;
+        t->capacity = n;
+    }
+    memcpy(t->rows + t->count * width, row, width * sizeof(uint64_t));
+    uint64_t at = hash_words(row, keyed) & t->mask;
+    while (t->slots[at]) at = (at + 1) & t->mask;
+    t->slots[at] = ++t->count;
+    return t->count;
+}
+
+static void key_rows_free(key_rows_t* t) {
+    free(t->rows);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
 /* The pages of the file, a window at a time. A helper thread maps windows ahead of the walk
  * (MADV_POPULATE_READ), at most PAGER_AHEAD windows past it, so mapping pages (most of the cost
  * of a pass over a large file) and reading them run on two cores; the walk lets go of the windows

@@ -32,11 +32,13 @@ _Static_assert(sizeof(((projection_t*)0)->tables) / sizeof(projection_table_t) =
 
 /* Field offsets (schema.py's dtypes; checked by the tests through projection_layout). */
 #define PROJ_FIELDS(X)                                                                      \
+    X(PD_EVENT, F_DISPATCHES, 8) X(PD_COMMAND_INDEX, F_DISPATCHES, 40)                       \
     X(PD_SUBMISSION, F_DISPATCHES, 16) X(PD_COMMAND_BUFFER, F_DISPATCHES, 24)                \
     X(PD_EXECUTABLE, F_DISPATCHES, 32) X(PD_FUNCTION, F_DISPATCHES, 44)                      \
     X(PD_WORKGROUP_COUNT, F_DISPATCHES, 48) X(PD_WORKGROUP_SIZE, F_DISPATCHES, 60)            \
     X(PD_START, F_DISPATCHES, 72) X(PD_END, F_DISPATCHES, 80)                                \
     X(PH_TYPE, F_HOST_EXECUTION, 4) X(PH_SUBMISSION, F_HOST_EXECUTION, 24)                   \
+    X(PH_EVENT, F_HOST_EXECUTION, 16) X(PH_COMMAND_INDEX, F_HOST_EXECUTION, 72)              \
     X(PH_COMMAND_BUFFER, F_HOST_EXECUTION, 32) X(PH_EXECUTABLE, F_HOST_EXECUTION, 40)         \
     X(PH_STREAM, F_HOST_EXECUTION, 56) X(PH_PDO, F_HOST_EXECUTION, 64)                       \
     X(PH_QUEUE, F_HOST_EXECUTION, 68) X(PH_FUNCTION, F_HOST_EXECUTION, 76)                   \
@@ -60,83 +62,21 @@ int projection_layout(uint32_t* families, uint32_t* offsets, int capacity) {
     return n;
 }
 
-static uint64_t hash_words(const uint64_t* w, int n) {
-    static const uint64_t K[5] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full,
-                                  0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
-                                  0xFF51AFD7ED558CCDull};
-    uint64_t h = 0;
-    for (int i = 0; i < n; ++i) h ^= w[i] * K[i];
-    return h ^ (h >> 29);
-}
-
-/* An open-addressing index over `rows` (each `width` words, the first `keyed` of them the key):
- * grows to stay at most half full. */
-static int index_grow(uint64_t** slots, uint64_t* mask, const uint64_t* rows, uint64_t count,
-                      int width, int keyed) {
-    if (*slots && (count + 1) * 2 <= *mask + 1) return 0;
-    uint64_t n = *slots ? (*mask + 1) * 2 : 64;
-    while ((count + 1) * 2 > n) n *= 2;
-    uint64_t* fresh = (uint64_t*)calloc(n, sizeof(uint64_t));
-    if (!fresh) return 1;
-    for (uint64_t i = 0; i < count; ++i) {
-        uint64_t at = hash_words(rows + i * width, keyed) & (n - 1);
-        while (fresh[at]) at = (at + 1) & (n - 1);
-        fresh[at] = i + 1;
-    }
-    free(*slots);
-    *slots = fresh;
-    *mask = n - 1;
-    return 0;
-}
-
-/* The row (index + 1) whose key is `key`, or 0. */
-static uint64_t index_find(const uint64_t* slots, uint64_t mask, const uint64_t* rows, int width,
-                           const uint64_t* key, int keyed) {
-    if (!slots) return 0;
-    for (uint64_t at = hash_words(key, keyed) & mask, slot; (slot = slots[at]) != 0;
-         at = (at + 1) & mask) {
-        if (memcmp(rows + (slot - 1) * width, key, keyed * sizeof(uint64_t)) == 0) return slot;
-    }
-    return 0;
-}
-
-/* Adds a row of `width` words to a metadata set (once); nonzero when out of memory. */
-static int set_add(uint64_t** rows, uint64_t* count, uint64_t* capacity, uint64_t** slots,
-                   uint64_t* mask, const uint64_t* row, int width, int keyed) {
-    if (index_find(*slots, *mask, *rows, width, row, keyed)) return 0;
-    if (index_grow(slots, mask, *rows, *count, width, keyed)) return 1;
-    if (*count == *capacity) {
-        uint64_t n = *capacity ? *capacity * 2 : 64;
-        uint64_t* p = (uint64_t*)realloc(*rows, n * width * sizeof(uint64_t));
-        if (!p) return 1;
-        *rows = p;
-        *capacity = n;
-    }
-    memcpy(*rows + *count * width, row, width * sizeof(uint64_t));
-    uint64_t at = hash_words(row, keyed) & *mask;
-    while ((*slots)[at]) at = (at + 1) & *mask;
-    (*slots)[at] = ++*count;
-    return 0;
-}
-
 /* The metadata the caller knows: a function's key index (-1: its key does not pass --filter),
  * a queue, a command buffer. */
 int projection_know_function(projection_t* p, uint64_t device, uint64_t executable,
                              uint64_t function, int64_t key_index) {
     uint64_t row[4] = {device, executable, function, (uint64_t)key_index};
-    return set_add(&p->functions, &p->function_count, &p->function_capacity, &p->function_slots,
-                   &p->function_mask, row, 4, 3);
+    return !key_rows_add(&p->functions, row, 4, 3);
 }
 
 int projection_know_queue(projection_t* p, uint64_t device, uint64_t queue, uint64_t stream) {
     uint64_t row[3] = {device, queue, stream};
-    return set_add(&p->queues, &p->queue_count, &p->queue_capacity, &p->queue_slots,
-                   &p->queue_mask, row, 3, 3);
+    return !key_rows_add(&p->queues, row, 3, 3);
 }
 
 int projection_know_command_buffer(projection_t* p, uint64_t id) {
-    return set_add(&p->buffers, &p->buffer_count, &p->buffer_capacity, &p->buffer_slots,
-                   &p->buffer_mask, &id, 1, 1);
+    return !key_rows_add(&p->buffers, &id, 1, 1);
 }
 
 void projection_free(projection_t* p) {
@@ -144,12 +84,9 @@ void projection_free(projection_t* p) {
         free(p->tables[t].groups);
         free(p->tables[t].slots);
     }
-    free(p->functions);
-    free(p->function_slots);
-    free(p->queues);
-    free(p->queue_slots);
-    free(p->buffers);
-    free(p->buffer_slots);
+    key_rows_free(&p->functions);
+    key_rows_free(&p->queues);
+    key_rows_free(&p->buffers);
     memset(p, 0, sizeof(*p));
 }
 
@@ -234,6 +171,55 @@ static int add_tiles(projection_group_t* g, int valid, uint64_t tiles, int64_t t
     return 0;
 }
 
+/* explain's top-dispatch table: the first TOP_DISPATCHES valid matched events, then each later
+ * one strictly longer than the shortest kept takes the first slot holding that shortest (host
+ * durations compare as int64). explain sorts the slots by duration afterwards. */
+#define TOP_DISPATCHES 8
+_Static_assert(sizeof(((projection_t*)0)->top_device) / sizeof(top_dispatch_t) == TOP_DISPATCHES,
+               "_scan.h: projection_t keeps TOP_DISPATCHES dispatches per domain");
+
+static int shorter(uint64_t a, uint64_t b, int host) {
+    return host ? (int64_t)a < (int64_t)b : a < b;
+}
+
+static void keep_top(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
+                     uint64_t stream, uint64_t duration) {
+    top_dispatch_t* top = host ? p->top_host : p->top_device;
+    uint32_t* n = host ? &p->top_host_count : &p->top_device_count;
+    uint32_t slot = *n;
+    if (slot == TOP_DISPATCHES) {
+        slot = 0;
+        for (uint32_t i = 1; i < TOP_DISPATCHES; ++i)
+            if (shorter(top[i].duration, top[slot].duration, host)) slot = i;
+        if (!shorter(top[slot].duration, duration, host)) return;
+    } else {
+        ++*n;
+    }
+    top_dispatch_t* t = &top[slot];
+    memset(t, 0, sizeof(*t));
+    t->duration = duration;
+    t->physical_device_ordinal = (uint32_t)pdo;
+    t->queue_ordinal = (uint32_t)queue;
+    t->stream_id = stream;
+    if (host) {
+        t->event_id = u64_at(r + PH_EVENT);
+        t->submission_id = u64_at(r + PH_SUBMISSION);
+        t->command_buffer_id = u64_at(r + PH_COMMAND_BUFFER);
+        t->executable_id = u64_at(r + PH_EXECUTABLE);
+        t->function_ordinal = u32_at(r + PH_FUNCTION);
+        t->command_index = u32_at(r + PH_COMMAND_INDEX);
+        t->tile_count = u64_at(r + PH_TILES);
+        t->tile_duration_sum_ns = i64_at(r + PH_TILE_NS);
+    } else {
+        t->event_id = u64_at(r + PD_EVENT);
+        t->submission_id = u64_at(r + PD_SUBMISSION);
+        t->command_buffer_id = u64_at(r + PD_COMMAND_BUFFER);
+        t->executable_id = u64_at(r + PD_EXECUTABLE);
+        t->function_ordinal = u32_at(r + PD_FUNCTION);
+        t->command_index = u32_at(r + PD_COMMAND_INDEX);
+    }
+}
+
 /* One event of either domain, after its id matched. Nonzero: decline. */
 static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
                        uint64_t stream, uint64_t executable, uint64_t function,
@@ -250,20 +236,18 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         if (p->check_command_buffers && command_buffer != 0 &&
             projection_know_command_buffer(p, command_buffer))
             return 1;
-        if (set_add(&p->functions, &p->function_count, &p->function_capacity,
-                    &p->function_slots, &p->function_mask, fkey, 4, 3))
-            return 1;
+        if (!key_rows_add(&p->functions, fkey, 4, 3)) return 1;
     } else {
         if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {  /* events come in runs per queue */
-            if (!index_find(p->queue_slots, p->queue_mask, p->queues, 3, qkey, 3)) return 1;
+            if (!key_rows_find(&p->queues, qkey, 3, 3)) return 1;
             memcpy(p->last_queue, qkey, sizeof(qkey));
         }
         if (p->check_command_buffers && command_buffer != 0 &&
-            !index_find(p->buffer_slots, p->buffer_mask, p->buffers, 1, &command_buffer, 1))
+            !key_rows_find(&p->buffers, &command_buffer, 1, 1))
             return 1;
-        uint64_t f = index_find(p->function_slots, p->function_mask, p->functions, 4, fkey, 3);
+        uint64_t f = key_rows_find(&p->functions, fkey, 4, 3);
         if (!f) return 1;
-        key_index = (int64_t)p->functions[(f - 1) * 4 + 3];
+        key_index = (int64_t)p->functions.rows[(f - 1) * 4 + 3];
         if (key_index < 0) return 0;  /* the function's key does not pass --filter */
     }
     if (host && valid && i64_at(r + PH_TILE_NS) < 0) return 1;  /* IREE: total overflow */
@@ -275,6 +259,7 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         ++p->device_matched;
         p->device_valid += valid;
     }
+    if (p->keep_top && valid) keep_top(p, host, r, pdo, queue, stream, end - start);
     uint64_t k[5] = {pdo, executable, function, 0, 0};
     projection_group_t* g = group_of(&p->tables[host ? TABLE_HOST_FUNCTION : TABLE_DEVICE_FUNCTION],
                                      k, host);

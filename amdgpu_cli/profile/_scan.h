@@ -113,6 +113,23 @@ int statistics_run(const uint8_t* data, uint64_t length, uint64_t offset, const 
                    statistics_t* out);
 void statistics_free(statistics_t* s);
 
+/* Rows of `width` words kept in insertion order, the first `keyed` words of each its key, with an
+ * open-addressing index (row + 1 per slot, 0 empty; at most half full). _pass.c's key_rows_*. */
+typedef struct {
+    uint64_t* rows;
+    uint64_t count, capacity;
+    uint64_t* slots;
+    uint64_t mask;
+} key_rows_t;
+
+/* One dispatch (device event or host span) as explain's top-dispatch table keeps it. */
+typedef struct {
+    uint64_t duration;   /* ticks (device) or int64 ns (host) */
+    uint64_t event_id, submission_id, command_buffer_id, executable_id, stream_id, tile_count;
+    int64_t tile_duration_sum_ns;
+    uint32_t physical_device_ordinal, queue_ordinal, function_ordinal, command_index;
+} top_dispatch_t;
+
 typedef struct {
     uint64_t k[5];   /* function: device, executable, function; execution: command buffer,
                         submission, device, queue, stream; submission: device, queue, stream,
@@ -144,20 +161,15 @@ typedef struct {
     projection_table_t tables[5];    /* TABLE_DEVICE_FUNCTION ... TABLE_HOST_EXECUTION */
     uint64_t device_total, device_matched, device_valid;
     uint64_t host_total, host_matched, host_valid;
-    /* known metadata (hash sets, filled by projection_know_*) */
-    uint64_t* functions;             /* (device, executable, function, key index) rows */
-    uint64_t function_count, function_capacity;
-    uint64_t* function_slots;
-    uint64_t function_mask;
-    uint64_t* queues;                /* (device, queue, stream) rows */
-    uint64_t queue_count, queue_capacity;
-    uint64_t* queue_slots;
-    uint64_t queue_mask;
-    uint64_t* buffers;               /* command buffer ids */
-    uint64_t buffer_count, buffer_capacity;
-    uint64_t* buffer_slots;
-    uint64_t buffer_mask;
+    /* known metadata (filled by projection_know_*), or, deferred, what the events named */
+    key_rows_t functions;            /* (device, executable, function; key index) rows */
+    key_rows_t queues;               /* (device, queue, stream) rows */
+    key_rows_t buffers;              /* command buffer ids */
     uint64_t last_queue[3];          /* the queue found last (all ones: none yet) */
+    /* explain: the longest valid matched events of each domain, in IREE's replacement order */
+    int keep_top;
+    top_dispatch_t top_device[8], top_host[8];
+    uint32_t top_device_count, top_host_count;
 } projection_t;
 
 int projection_layout(uint32_t* families, uint32_t* offsets, int capacity);
@@ -173,3 +185,37 @@ int projection_scan(const uint8_t* data, uint64_t length, uint64_t offset, const
                     const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
                     scan_entry_t* out, uint64_t capacity, uint64_t* out_count,
                     uint64_t* next_offset, projection_t* p);
+
+/* explain: one pass = the metadata record table, summary's health counts and checks, the dispatch
+ * projection (with the top dispatches), queue-operation counts, memory high-water marks. */
+#define EXPLAIN_MEMORY_POOL_RESERVATION 8   /* schema.Flags.MEMORY_POOL_RESERVATION */
+
+typedef struct {
+    uint64_t physical_device_ordinal;
+    uint64_t bytes[6], high_water_bytes[6], open_bytes[6], close_bytes[6];  /* memory.py's
+                                                                 DEVICE_BALANCES, in its order */
+    uint64_t pool_waits;
+} memory_device_t;
+
+typedef struct {
+    projection_t projection;
+    summary_totals_t totals;
+    uint64_t queue_events, queue_type_counts[12], queue_type_bytes[12], strategies[4];
+    key_rows_t event_queues;         /* (device, queue, stream) of the queue events */
+    uint64_t last_event_queue[3];
+    uint64_t memory_events;
+    memory_device_t memory_devices[64];
+    uint64_t memory_device_count;
+    key_rows_t materialized;         /* (device, allocation, pool; open count, bytes) */
+    uint32_t dispatch_chunk_devices[64];
+    uint64_t dispatch_chunk_device_count;
+} explain_t;
+
+int explain_layout(uint32_t* families, uint32_t* offsets, int capacity);
+int explain_run(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                const uint32_t* type_lengths, int type_count, uint64_t window, explain_t* e);
+int explain_scan(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
+                 const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
+                 scan_entry_t* out, uint64_t capacity, uint64_t* out_count,
+                 uint64_t* next_offset, explain_t* e);
+void explain_free(explain_t* e);

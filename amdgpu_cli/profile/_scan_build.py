@@ -81,7 +81,8 @@ ffibuilder.cdef(CDEF)
 # The JSONL row renderer (reports/toolkit.py's RowLayout) and the one-pass reducers (the pass in
 # _pass.c; summary's and statistics' reductions) are plain C in their own files, one unit here.
 _HERE = Path(__file__).resolve().parent
-_C_FILES = ("_rows.c", "_pass.c", "_summary.c", "_statistics.c", "_projection.c")
+_C_FILES = ("_rows.c", "_pass.c", "_summary.c", "_statistics.c", "_projection.c",
+           "_explain.c")
 ffibuilder.set_source("amdgpu_cli.profile._scan",
                       "#include <stdint.h>\n" + CDEF + SOURCE
                       + "".join((_HERE / name).read_text() for name in _C_FILES),

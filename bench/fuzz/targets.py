@@ -388,7 +388,8 @@ class OnePassMismatch(AssertionError):
 
 
 # Reports with a one-pass native path over a file (`report_file`), which the CLI tries first.
-ONE_PASS_REPORTS = ("summary_native", "statistics_native", "dispatch", "executable", "command")
+ONE_PASS_REPORTS = ("summary_native", "statistics_native", "dispatch", "executable", "command",
+                    "explain_native")
 
 
 def _compare_one_pass_reports(data: bytes) -> None:

@@ -29,11 +29,13 @@ REPORTS = {"dispatch": dispatch_report, "executable": executable_report,
 
 # The fields _projection.c reads (the order of its PROJ_FIELDS table).
 _FIELDS = [
+    ("dispatch-events", "event_id"), ("dispatch-events", "command_index"),
     ("dispatch-events", "submission_id"), ("dispatch-events", "command_buffer_id"),
     ("dispatch-events", "executable_id"), ("dispatch-events", "function_ordinal"),
     ("dispatch-events", "workgroup_count"), ("dispatch-events", "workgroup_size"),
     ("dispatch-events", "start_tick"), ("dispatch-events", "end_tick"),
     ("host-execution-events", "type"), ("host-execution-events", "submission_id"),
+    ("host-execution-events", "event_id"), ("host-execution-events", "command_index"),
     ("host-execution-events", "command_buffer_id"), ("host-execution-events", "executable_id"),
     ("host-execution-events", "stream_id"), ("host-execution-events", "physical_device_ordinal"),
     ("host-execution-events", "queue_ordinal"), ("host-execution-events", "function_ordinal"),

@@ -122,7 +122,13 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> list[dic
     dispatches = attempt(_dispatches, bundle, projection, match_failure)
     if failures:
         raise min(failures, key=lambda e: (e.record_index if e.record_index is not None else -1))
+    return compose(health, dispatches, queue_ops, memory, _top_dispatch_rows(dispatches))
 
+
+def compose(health: "_Health", dispatches: "_Dispatches", queue_ops: "_QueueOperations",
+            memory: "_Memory", top_dispatches: list[dict]) -> list[dict]:
+    """explain's rows from its parts (this module's exact walk, or explain_native's pass)."""
+    model = dispatches.p.model
     devices = list(model.devices)
     for pdo in dispatches.chunk_devices:
         if pdo not in model.devices and pdo not in devices:
@@ -132,7 +138,7 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> list[dic
     rows += [_device_row(dispatches, pdo) for pdo in devices]
     rows += [_queue_row(dispatches, key, queue_ops.events) for key in model.queues]
     rows += _top_function_rows(dispatches)
-    rows += _top_dispatch_rows(dispatches)
+    rows += top_dispatches
     rows.append(queue_ops.row())
     rows += memory.rows
     rows += _hint_rows(health, dispatches, queue_ops, memory)
@@ -418,14 +424,18 @@ def _memory_pressure(bundle: Bundle) -> _Memory:
     high_water = [acc.device_balances[DEVICE_BALANCES.index(name)].columns["high_water_bytes"]
                   for name, _ in PRESSURE]
     waits = acc.device_type_counts[:, POOL_WAIT]
-    out = []
-    for d, pdo in enumerate(acc.device_ordinals.tolist()):
-        row = {"type": "explain_memory_pressure", "physical_device_ordinal": pdo}
-        for (_, key), column in zip(PRESSURE, high_water):
-            row[key] = int(column[d])
-        row["pool_waits"] = int(waits[d])
-        out.append(row)
+    out = [memory_pressure_row(pdo, [int(column[d]) for column in high_water], int(waits[d]))
+           for d, pdo in enumerate(acc.device_ordinals.tolist())]
     return _Memory(rows=out, events=acc.total_events, pool_waits=bool(waits.any()))
+
+
+def memory_pressure_row(pdo: int, high_water: list[int], pool_waits: int) -> dict:
+    """A device's `explain_memory_pressure` row: high-water bytes in PRESSURE order."""
+    row = {"type": "explain_memory_pressure", "physical_device_ordinal": pdo}
+    for (_, key), value in zip(PRESSURE, high_water):
+        row[key] = value
+    row["pool_waits"] = pool_waits
+    return row
 
 
 # --- rows -----------------------------------------------------------------------------------------
@@ -497,11 +507,12 @@ def _queue_row(dispatches: _Dispatches, key: tuple[int, int, int], queue_events:
         new = np.r_[False, starts[1:] > reach[:-1]]    # a gap opens before these intervals
         segment_start = np.r_[0, np.flatnonzero(new)]
         segment_end = np.r_[np.flatnonzero(new) - 1, len(starts) - 1]
-        busy = float(exact_sum(reach[segment_end] - starts[segment_start]))
+        # IREE adds each merged span (and gap), converted to a double, in order: a running sum.
+        busy = float(np.cumsum((reach[segment_end] - starts[segment_start]).astype(np.float64))[-1])
         gap = starts[1:][new[1:]] - reach[:-1][new[1:]]
         gaps = len(gap)
         if gaps:
-            gap_total = float(exact_sum(gap))
+            gap_total = float(np.cumsum(gap.astype(np.float64))[-1])
             gap_max = float(gap.max())
     fit = dispatches.p.model.clock_fit(pdo)
     ns = fit.ns_per_tick if fit is not None else 0.0
@@ -537,7 +548,7 @@ def _top_function_rows(dispatches: _Dispatches) -> list[dict]:
             ranks.append((float(total), {
                 "g": g, "table": f, "total_ticks": 0, "max_ticks": 0,
                 "timing_source": HOST_TIMING, "duration_ns_available": True,
-                "total_ns": total, "avg_ns": float(total) / float(valid),
+                "total_ns": total, "avg_ns": float(f["mean"][g]),
                 "max_ns": int(f["max"][g]), "tiles": int(f["tile_count"][g]),
                 "tile_ns": int(f["tile_duration_sum_ns"][g])}))
     else:
@@ -558,7 +569,7 @@ def _top_function_rows(dispatches: _Dispatches) -> list[dict]:
                     scaled_total = fit.ticks_to_ns(total)
                     if scaled_total is not None:
                         total_ns, available = scaled_total, True
-                        avg = (total / valid) * fit.ns_per_tick
+                        avg = float(f["mean"][g]) * fit.ns_per_tick  # IREE's running mean
             ranks.append((float(total_ns) if available else float(total), {
                 "g": g, "table": f, "total_ticks": total, "max_ticks": maximum,
                 "timing_source": DEVICE_TIMING, "duration_ns_available": available,
@@ -589,28 +600,44 @@ def _top_dispatch_rows(dispatches: _Dispatches) -> list[dict]:
     out = []
     for rank, i in enumerate(_top_slots(ev.duration[valid_rows]), 1):
         j = int(valid_rows[i])
-        r, pdo = ev.rows, int(ev.pdo[j])
-        row = {"type": "explain_top_dispatch", "rank": rank, "event_id": int(r["event_id"][j]),
-               "submission_id": int(r["submission_id"][j]), "physical_device_ordinal": pdo,
-               "queue_ordinal": int(ev.queue[j]), "stream_id": int(ev.stream[j])}
+        r = ev.rows
+        fields = {"event_id": int(r["event_id"][j]), "submission_id": int(r["submission_id"][j]),
+                  "physical_device_ordinal": int(ev.pdo[j]), "queue_ordinal": int(ev.queue[j]),
+                  "stream_id": int(ev.stream[j])}
         if host:
-            row.update(command_buffer_id=int(r["command_buffer_id"][j]),
-                       command_index=int(r["command_index"][j]))
-        row["key"] = ev.keys[ev.key_index[j]]
-        duration = int(ev.duration[j])
-        if host:
-            row.update(timing_source=HOST_TIMING, duration_ticks=0, duration_ns_available=True,
-                       duration_ns=duration, tile_count=int(r["tile_count"][j]),
-                       tile_duration_sum_ns=int(r["tile_duration_sum_ns"][j]))
-        else:
-            fit = p.model.clock_fit(pdo)
-            ns = fit.ticks_to_ns(duration) if fit is not None else None
-            row.update(timing_source=DEVICE_TIMING, duration_ticks=duration,
-                       duration_ns_available=ns is not None,
-                       duration_ns=ns if ns is not None else 0, tile_count=0,
-                       tile_duration_sum_ns=0)
-        out.append(row)
+            fields.update(command_buffer_id=int(r["command_buffer_id"][j]),
+                          command_index=int(r["command_index"][j]),
+                          tile_count=int(r["tile_count"][j]),
+                          tile_duration_sum_ns=int(r["tile_duration_sum_ns"][j]))
+        out.append(top_dispatch_row(rank, host, fields, ev.keys[ev.key_index[j]],
+                                    int(ev.duration[j]), p.model))
     return out
+
+
+def top_dispatch_row(rank: int, host: bool, fields: dict, key: str, duration: int,
+                     model: Model) -> dict:
+    """One `explain_top_dispatch` row: `fields` holds the event's ids (event, submission, device,
+    queue, stream; for host spans also command buffer, command index and tiles)."""
+    row = {"type": "explain_top_dispatch", "rank": rank}
+    for name in ("event_id", "submission_id", "physical_device_ordinal", "queue_ordinal",
+                 "stream_id"):
+        row[name] = fields[name]
+    if host:
+        row.update(command_buffer_id=fields["command_buffer_id"],
+                   command_index=fields["command_index"])
+    row["key"] = key
+    if host:
+        row.update(timing_source=HOST_TIMING, duration_ticks=0, duration_ns_available=True,
+                   duration_ns=duration, tile_count=fields["tile_count"],
+                   tile_duration_sum_ns=fields["tile_duration_sum_ns"])
+    else:
+        fit = model.clock_fit(fields["physical_device_ordinal"])
+        ns = fit.ticks_to_ns(duration) if fit is not None else None
+        row.update(timing_source=DEVICE_TIMING, duration_ticks=duration,
+                   duration_ns_available=ns is not None,
+                   duration_ns=ns if ns is not None else 0, tile_count=0,
+                   tile_duration_sum_ns=0)
+    return row
 
 
 def _hint(name: str) -> dict:

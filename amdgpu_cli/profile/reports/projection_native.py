@@ -43,18 +43,34 @@ _FUNCTION_KEYS = ("pdo", "executable_id", "function_ordinal")
 
 def build(path: str, mode: str, options: ReportOptions) -> Projection | None:
     """The projection of the bundle at `path` with its aggregate tables, or None (exact path)."""
-    if (not native_enabled() or mode not in (DISPATCH, EXECUTABLE, COMMAND)
-            or options.dispatch_events or options.id >= 1 << 63):
+    if not eligible(mode, options):
         return None
     ffi, lib = native_module()
     state = ffi.new("projection_t*")
     try:
-        _settings(state, mode, options)
-        if options.filter in ("", "*"):
-            return _one_pass(ffi, lib, state, path, mode, options)
-        return _two_passes(ffi, lib, state, path, mode, options)
+        return passes(path, mode, options, state,
+                      scan=lambda *args: lib.projection_scan(*args, state),
+                      run=lambda *args: lib.projection_run(*args, state))
     finally:
         lib.projection_free(state)
+
+
+def eligible(mode: str, options: ReportOptions) -> bool:
+    """Whether the pass can give `mode`'s tables under `options` (else: the exact path)."""
+    return (native_enabled() and mode in (DISPATCH, EXECUTABLE, COMMAND)
+            and not options.dispatch_events and options.id < 1 << 63)
+
+
+def passes(path: str, mode: str, options: ReportOptions, state, scan, run) -> Projection | None:
+    """The projection from the native pass over the bundle at `path`: `state` is the pass's
+    `projection_t*`; `scan(...)` is `projection_scan` (the record table and the events in one
+    pass) and `run(...)` `projection_run` (the events alone), or a pass that does the same and
+    more (explain's), each called with their arguments but the state. None: exact path."""
+    ffi, lib = native_module()
+    _settings(state, mode, options)
+    if options.filter in ("", "*"):
+        return _one_pass(ffi, state, path, mode, options, scan)
+    return _two_passes(ffi, lib, state, path, mode, options, run)
 
 
 def _settings(state, mode: str, options: ReportOptions) -> None:
@@ -64,7 +80,8 @@ def _settings(state, mode: str, options: ReportOptions) -> None:
     state.check_command_buffers = mode == COMMAND
 
 
-def _one_pass(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> Projection | None:
+def _one_pass(ffi, state, path: str, mode: str, options: ReportOptions, native_scan
+              ) -> Projection | None:
     """Without --filter every event with known metadata is matched, so the metadata view and the
     events come from one pass: the pass notes the queues, functions and command buffers the
     events name, checked against the model afterwards."""
@@ -72,7 +89,7 @@ def _one_pass(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> 
     declined = []
 
     def scan(*args):
-        code = lib.projection_scan(*args, state)
+        code = native_scan(*args)
         if code == 1 and args[-2][0] < args[-3]:  # stopped with room left: the pass declined
             declined.append(True)
             return 0
@@ -86,14 +103,15 @@ def _one_pass(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> 
     except AmdgpuCliError:
         return None
     s = state
-    if (any(tuple(s.queues[3 * i:3 * i + 3]) not in model.queues for i in range(s.queue_count))
-            or any(s.buffers[i] not in model.command_buffers for i in range(s.buffer_count))):
+    if (any(tuple(s.queues.rows[3 * i:3 * i + 3]) not in model.queues
+            for i in range(s.queues.count))
+            or any(s.buffers.rows[i] not in model.command_buffers for i in range(s.buffers.count))):
         return None
     keys: list[str] = []
     index: dict[str, int] = {}
     key_of: dict[tuple[int, int, int], int] = {}
-    for i in range(s.function_count):
-        pdo, executable, ordinal = s.functions[4 * i:4 * i + 3]
+    for i in range(s.functions.count):
+        pdo, executable, ordinal = s.functions.rows[4 * i:4 * i + 3]
         function = model.functions.get((executable, ordinal))
         if function is None:
             return None
@@ -104,7 +122,8 @@ def _one_pass(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> 
     return _projection(ffi, state, bundle, model, mode, options, keys, key_of)
 
 
-def _two_passes(ffi, lib, state, path: str, mode: str, options: ReportOptions) -> Projection | None:
+def _two_passes(ffi, lib, state, path: str, mode: str, options: ReportOptions, native_run
+                ) -> Projection | None:
     """With --filter the pass needs each function's verdict first: the metadata view, then the
     events."""
     bundle = Bundle.open(path, without=EVENT_FAMILIES)
@@ -120,8 +139,8 @@ def _two_passes(ffi, lib, state, path: str, mode: str, options: ReportOptions) -
     names, name_lengths = content_name_table(ffi)
     data = ffi.from_buffer("uint8_t[]", bundle.data)
     try:
-        rc = lib.projection_run(data, bundle.logical_length, bundle.first_record_offset, names,
-                                name_lengths, len(schema.CONTENT_TYPES), bundle.page_window, state)
+        rc = native_run(data, bundle.logical_length, bundle.first_record_offset, names,
+                        name_lengths, len(schema.CONTENT_TYPES), bundle.page_window)
     finally:
         ffi.release(data)
     if rc != 0:

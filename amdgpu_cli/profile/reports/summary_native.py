@@ -39,6 +39,15 @@ def clock_sample(mm, offset: int) -> dict:
     return dict(zip(_CLOCK_FIELDS, _CLOCK.unpack_from(mm, offset)))
 
 
+def session_end(mm, offset: int) -> dict:
+    """The ids and status of the session-end record at `offset`, as summary and explain name them
+    after `first_non_ok_`."""
+    session, stream, event = _SESSION_IDS.unpack_from(mm, offset + 16)
+    (code,) = _STATUS_CODE.unpack_from(mm, offset + 96)
+    return {"session_id": session, "stream_id": stream, "event_id": event, "status_code": code,
+            "status": status_name(code)}
+
+
 def report_file(path: str, options=None) -> list[Row] | None:
     """The `summary` rows of the bundle at `path`, or None when the exact walk must run."""
     return on_mapped_bundle(path, _summarize)
@@ -77,12 +86,8 @@ def _summarize(mm, first: int, length: int) -> list[Row] | None:
     for i, (_, key, _) in enumerate(FAMILIES):
         counts[key + "_records"] = t.records[i]
     if t.non_ok_session_end_records:
-        at = t.first_non_ok_offset
-        session, stream, event = _SESSION_IDS.unpack_from(mm, at + 16)
-        (code,) = _STATUS_CODE.unpack_from(mm, at + 96)
-        counts.update(first_non_ok_session_id=session, first_non_ok_stream_id=stream,
-                      first_non_ok_event_id=event, first_non_ok_status_code=code,
-                      first_non_ok_status=status_name(code))
+        for key, value in session_end(mm, t.first_non_ok_offset).items():
+            counts["first_non_ok_" + key] = value
     rows = [summary_row(counts, list(t.chunks))]
     for i in range(t.device_count):
         rows.append(device_row(_device(mm, devices[i])))
