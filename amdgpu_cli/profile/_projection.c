@@ -220,6 +220,8 @@ static void keep_top(projection_t* p, int host, const uint8_t* r, uint64_t pdo, 
     }
 }
 
+static int wanted(const projection_t* p, int table) { return !((p->tables_left_out >> table) & 1); }
+
 /* One event of either domain, after its id matched. Nonzero: decline. */
 static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
                        uint64_t stream, uint64_t executable, uint64_t function,
@@ -260,24 +262,39 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         p->device_valid += valid;
     }
     if (p->keep_top && valid) keep_top(p, host, r, pdo, queue, stream, end - start);
-    uint64_t k[5] = {pdo, executable, function, 0, 0};
-    projection_group_t* g = group_of(&p->tables[host ? TABLE_HOST_FUNCTION : TABLE_DEVICE_FUNCTION],
-                                     k, host);
-    if (!g) return 1;
-    g->key_index = key_index;
-    memcpy(g->last_workgroup_count, workgroups, 12);
-    memcpy(g->last_workgroup_size, workgroups + 12, 12);
-    if (add_timing(g, valid, start, end, limit, host, 1)) return 1;
-    if (host && add_tiles(g, valid, u64_at(r + PH_TILES), i64_at(r + PH_TILE_NS))) return 1;
-    if (command_buffer != 0) {
-        uint64_t e[5] = {command_buffer, submission, pdo, queue, stream};
-        g = group_of(&p->tables[host ? TABLE_HOST_EXECUTION : TABLE_DEVICE_EXECUTION], e, host);
-        if (!g || add_timing(g, valid, start, end, limit, host, 0)) return 1;
-        if (host && add_tiles(g, valid, u64_at(r + PH_TILES), i64_at(r + PH_TILE_NS))) return 1;
+    uint64_t tiles = host ? u64_at(r + PH_TILES) : 0;
+    int64_t tile_ns = host ? i64_at(r + PH_TILE_NS) : 0;
+    if (p->tables_left_out && valid) {
+        /* No group's total can pass its limit while the total over every valid event does not:
+         * the tables left out need no checks of their own. */
+        if (host ? add_u64(&p->host_ns_sum, end - start) || p->host_ns_sum > I64_MAX_U ||
+                       add_u64(&p->host_tile_count_sum, tiles) ||
+                       add_u64(&p->host_tile_ns_sum, (uint64_t)tile_ns) ||
+                       p->host_tile_ns_sum > I64_MAX_U
+                 : add_u64(&p->device_tick_sum, end - start))
+            return 1;
     }
-    if (!host) {
+    if (wanted(p, host ? TABLE_HOST_FUNCTION : TABLE_DEVICE_FUNCTION)) {
+        uint64_t k[5] = {pdo, executable, function, 0, 0};
+        projection_group_t* g =
+            group_of(&p->tables[host ? TABLE_HOST_FUNCTION : TABLE_DEVICE_FUNCTION], k, host);
+        if (!g) return 1;
+        g->key_index = key_index;
+        memcpy(g->last_workgroup_count, workgroups, 12);
+        memcpy(g->last_workgroup_size, workgroups + 12, 12);
+        if (add_timing(g, valid, start, end, limit, host, 1)) return 1;
+        if (host && add_tiles(g, valid, tiles, tile_ns)) return 1;
+    }
+    if (command_buffer != 0 && wanted(p, host ? TABLE_HOST_EXECUTION : TABLE_DEVICE_EXECUTION)) {
+        uint64_t e[5] = {command_buffer, submission, pdo, queue, stream};
+        projection_group_t* g =
+            group_of(&p->tables[host ? TABLE_HOST_EXECUTION : TABLE_DEVICE_EXECUTION], e, host);
+        if (!g || add_timing(g, valid, start, end, limit, host, 0)) return 1;
+        if (host && add_tiles(g, valid, tiles, tile_ns)) return 1;
+    }
+    if (!host && wanted(p, TABLE_DEVICE_SUBMISSION)) {
         uint64_t s[5] = {pdo, queue, stream, submission, 0};
-        g = group_of(&p->tables[TABLE_DEVICE_SUBMISSION], s, 0);
+        projection_group_t* g = group_of(&p->tables[TABLE_DEVICE_SUBMISSION], s, 0);
         if (!g || add_timing(g, valid, start, end, limit, 0, 0)) return 1;
     }
     return 0;

@@ -157,10 +157,13 @@ typedef struct {
     int check_command_buffers;       /* command mode: every command buffer must be known */
     int deferred;                    /* no --filter: the known sets below collect what events
                                         name instead, for the caller to check against metadata */
+    uint32_t tables_left_out;        /* bit per TABLE_*: tables the report does not print */
     /* outputs */
     projection_table_t tables[5];    /* TABLE_DEVICE_FUNCTION ... TABLE_HOST_EXECUTION */
     uint64_t device_total, device_matched, device_valid;
     uint64_t host_total, host_matched, host_valid;
+    /* with tables left out: totals over every valid matched event (their limits bound all) */
+    uint64_t device_tick_sum, host_ns_sum, host_tile_count_sum, host_tile_ns_sum;
     /* known metadata (filled by projection_know_*), or, deferred, what the events named */
     key_rows_t functions;            /* (device, executable, function; key index) rows */
     key_rows_t queues;               /* (device, queue, stream) rows */

@@ -113,3 +113,33 @@ def test_mutated_bundles_match_iree_profile(tmp_path, iree_bundles, iree_profile
             if code == 0:  # (a bad file header fails inside report_file, as in the exact path)
                 native_ran += module.report_file(str(path), ReportOptions()) is not None
     assert native_ran > len(cases) // 2
+
+
+def _overflow_bundle(host: bool) -> bytes:
+    """Two functions' dispatches in one command buffer execution: each function's total fits its
+    limit, the execution's (and, on the device, the submission's) does not."""
+    half = 1 << 63 if not host else 1 << 62
+    if host:
+        events = chunk("host-execution-events",
+                       host_exec(1, 0, half, cb=7, cmd=0, func=0, tile_ns=0),
+                       host_exec(1, 0, half, cb=7, cmd=1, func=1, tile_ns=0))
+    else:
+        events = chunk("dispatch-events", dispatch(1, 1, 1 + half, cb=7, cmd=0, func=0),
+                       dispatch(2, 1, 1 + half, cb=7, cmd=1, func=1), pdo=0, queue=0, stream_id=0)
+    return bundle(session(
+        chunk("devices", device(0, 1)), chunk("queues", queue(0, 0)),
+        chunk("executables", typed(schema.EXECUTABLE, executable_id=1, function_count=2)),
+        chunk("executable-functions", function(1, 0, b"a"), function(1, 1, b"b")),
+        chunk("command-buffers", typed(schema.COMMAND_BUFFER, command_buffer_id=7,
+                                       physical_device_ordinal=0)),
+        events))
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["device", "host"])
+def test_tables_left_out_still_fail_like_iree(host, tmp_path, iree_profile):
+    """A report reads some of the five tables and the pass fills only those; a total that
+    overflows in a table left out must still fail as iree-profile fails."""
+    path = tmp_path / "overflow.ireeprof"
+    path.write_bytes(_overflow_bundle(host))
+    for name in (*REPORTS, "explain"):
+        assert_like_iree([name, "--format=jsonl", path], iree_profile, name)

@@ -29,6 +29,9 @@ from amdgpu_cli.profile.reports.projection import DISPATCH, Projection
 from amdgpu_cli.profile.reports.summary_native import session_end
 from amdgpu_cli.profile.schema import U64_MAX
 
+# The projection tables explain reads: per function (both domains) and per device submission.
+EXPLAIN_TABLES = projection_native.FUNCTION_TABLES + (projection_native._DEVICE_SUBMISSION,)
+
 
 def report_file(path: str, options: ReportOptions) -> list[dict] | None:
     """The `explain` rows of the bundle at `path`, or None when the exact walk must run."""
@@ -39,7 +42,8 @@ def report_file(path: str, options: ReportOptions) -> list[dict] | None:
     try:
         p = projection_native.passes(path, DISPATCH, options, ffi.addressof(e[0], "projection"),
                                      scan=lambda *args: lib.explain_scan(*args, e),
-                                     run=lambda *args: lib.explain_run(*args, e))
+                                     run=lambda *args: lib.explain_run(*args, e),
+                                     tables=EXPLAIN_TABLES)
         if p is None:
             return None
         queues = e.event_queues

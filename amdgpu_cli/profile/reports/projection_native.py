@@ -36,6 +36,11 @@ EVENT_FAMILIES = ("dispatch-events", "queue-events", "queue-device-events", "hos
                   "command-region-events", "memory-events", "event-relationships",
                   "counter-samples", "device-metric-samples", "executable-traces")
 _DEVICE_FUNCTION, _DEVICE_EXECUTION, _DEVICE_SUBMISSION, _HOST_FUNCTION, _HOST_EXECUTION = range(5)
+# The tables each report reads; the pass leaves the others out (the execution and submission
+# tables hold a group per command buffer execution or submission: most of a pass's work).
+FUNCTION_TABLES = (_DEVICE_FUNCTION, _HOST_FUNCTION)
+TABLES = {DISPATCH: FUNCTION_TABLES, EXECUTABLE: FUNCTION_TABLES,
+          COMMAND: FUNCTION_TABLES + (_DEVICE_EXECUTION, _HOST_EXECUTION)}
 _EXECUTION_KEYS = ("command_buffer_id", "submission_id", "pdo", "queue", "stream")
 _SUBMISSION_KEYS = ("pdo", "queue", "stream", "submission_id")
 _FUNCTION_KEYS = ("pdo", "executable_id", "function_ordinal")
@@ -61,13 +66,17 @@ def eligible(mode: str, options: ReportOptions) -> bool:
             and not options.dispatch_events and options.id < 1 << 63)
 
 
-def passes(path: str, mode: str, options: ReportOptions, state, scan, run) -> Projection | None:
+def passes(path: str, mode: str, options: ReportOptions, state, scan, run,
+           tables: tuple[int, ...] | None = None) -> Projection | None:
     """The projection from the native pass over the bundle at `path`: `state` is the pass's
     `projection_t*`; `scan(...)` is `projection_scan` (the record table and the events in one
     pass) and `run(...)` `projection_run` (the events alone), or a pass that does the same and
-    more (explain's), each called with their arguments but the state. None: exact path."""
+    more (explain's), each called with their arguments but the state. `tables`: those filled
+    (default: what `mode`'s report reads; the others are left empty). None: exact path."""
     ffi, lib = native_module()
     _settings(state, mode, options)
+    wanted = TABLES[mode] if tables is None else tables
+    state.tables_left_out = sum(1 << t for t in range(5) if t not in wanted)
     if options.filter in ("", "*"):
         return _one_pass(ffi, state, path, mode, options, scan)
     return _two_passes(ffi, lib, state, path, mode, options, run)
