@@ -280,7 +280,7 @@ def events_before(bundle: Bundle, record_index: int, options: ReportOptions) -> 
             pieces.append(payload[o:o + size])
             o += length
     rows = np.frombuffer(b"".join(pieces), schema.MEMORY_EVENT)
-    return Columns(rows, np.flatnonzero(matching(rows, options)))
+    return Columns.where(rows, matching(rows, options))
 
 
 # --- the accounting -----------------------------------------------------------------------------

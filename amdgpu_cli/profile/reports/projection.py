@@ -351,8 +351,8 @@ class Projection:
     def _host_events(self, failures: _Failures) -> Events:
         located = self.bundle.locate("host-execution-events")
         located.load("type", *self._fields(located, _HOST_FIELDS))
-        rows = Columns(located, np.flatnonzero(located["type"] == HOST_DISPATCH_TYPE))
-        chunk = located.chunk[rows.index]
+        rows = Columns.where(located, located["type"] == HOST_DISPATCH_TYPE)
+        chunk = located.chunk if rows.index is None else located.chunk[rows.index]
         self.host_counts.total = len(rows)
         id_mask = self._id_mask(rows)
         if id_mask is not None:
@@ -401,7 +401,7 @@ class Projection:
                                                                                      "unknown"))
                                for t in types.tolist()], dtype=bool)
                 mask &= ok[inverse.reshape(-1)]
-            matched = Columns(rows, np.flatnonzero(mask))
+            matched = Columns.where(rows, mask)
             _, first = group_ids(matched["physical_device_ordinal"], matched["queue_ordinal"],
                                  matched["stream_id"])
             for row in first.tolist():

@@ -165,6 +165,11 @@ class Columns:
         self._cache: dict[str, np.ndarray] = {}
         self._length = len(rows) if index is None else len(index)
 
+    @classmethod
+    def where(cls, rows, mask: np.ndarray) -> "Columns":
+        """The rows `mask` selects; all of them without an index (no copy of any column)."""
+        return cls(rows, None if mask.all() else np.flatnonzero(mask))
+
     def __len__(self) -> int:
         return self._length
 
