@@ -37,7 +37,7 @@ from amdgpu_cli.profile.jsonl import Raw, string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.toolkit import RowLayout, Strings, gather_ranges
+from amdgpu_cli.profile.reports.toolkit import RowLayout, Strings, gather_ranges, group_ids
 
 SCHEMA_VERSION = 15
 RecordType = schema.RecordType
@@ -379,6 +379,7 @@ class _Exporter:
         self.times = DeviceTimes(model)
         self.data = memoryview(bundle.data)
         self.headers = bundle.records
+        self.sink: bytearray | None = None  # where rows are rendered, when set (_byte_blocks)
         self._keys: dict[tuple[int, int, int], str] = {}
         self._op_keys: dict[tuple[int, int, int], str] = {}
         self._names: dict[str, dict[tuple, list[str]]] = {}
@@ -455,35 +456,40 @@ class _Exporter:
                     names[key] = strings
         return names
 
-    def _keys_until_error(self, source: _Rows, lo: int, pdos: list[int], executables: list[int],
-                          ordinals: list[int], wanted: list[bool] | None = None) -> list[str]:
+    def _keys_until_error(self, source: _Rows, lo: int, pdos: np.ndarray,
+                          executables: np.ndarray, ordinals: np.ndarray,
+                          wanted: np.ndarray | None = None) -> Strings:
         """Function keys (JSON text; `null` where not wanted) of each row, up to the first row
-        whose function is unknown (recorded as the source's failure)."""
-        cache = self._keys
-        keys: list[str] = []
-        append = keys.append
-        for k, triple in enumerate(zip(pdos, executables, ordinals)):
-            if wanted is not None and not wanted[k]:
-                append("null")
+        whose function is unknown (recorded as the source's failure). Each distinct (device,
+        executable, function) is looked up once; `wanted` depends on the triple alone."""
+        codes, first = group_ids(pdos, executables, ordinals)
+        texts: list[str] = []
+        stop = len(codes)
+        for g, row in enumerate(first.tolist()):
+            if wanted is not None and not wanted[row]:
+                texts.append("null")
                 continue
-            key = cache.get(triple)
-            if key is None:
-                try:
-                    key = self._dispatch_key(*triple)
-                except BundleFormatError as e:
-                    e.record_index = int(source.chunk[lo + k])
-                    source.fail_at(lo + k, e)
-                    break
-            append(key)
-        return keys
+            triple = (int(pdos[row]), int(executables[row]), int(ordinals[row]))
+            try:
+                texts.append(self._dispatch_key(*triple))
+            except BundleFormatError as e:  # rows of earlier groups all come before this one
+                e.record_index = int(source.chunk[lo + row])
+                source.fail_at(lo + row, e)
+                stop = row
+                break
+        return Strings(codes[:stop], texts)
 
-    @staticmethod
-    def _render(template: str, index, columns: list) -> tuple[bytes, np.ndarray]:
+    def _render(self, template: str, index, columns: list) -> tuple[bytes, np.ndarray]:
+        """The rows rendered onto `self.sink` when it is set (then the bytes returned are
+        empty), else as bytes of their own."""
         n = len(index)
         layout = _LAYOUTS.get(template)
         if layout is None:
             layout = _LAYOUTS[template] = RowLayout.from_template(template)
-        return layout.block_of([index, *[c[:n] for c in columns]]).render_bytes()
+        block = layout.block_of([index, *[c[:n] for c in columns]])
+        if self.sink is None:
+            return block.render_bytes()
+        return b"", block.render_into(self.sink)
 
     # --- metadata
 
@@ -583,9 +589,9 @@ class _Exporter:
         chunk = s.chunk[lo:hi]
         h = self.headers[chunk]
         times = self.times.columns(h["physical_device_ordinal"], r["start_tick"], r["end_tick"])
-        pdos = h["physical_device_ordinal"].tolist()
-        starts, ends = r["start_tick"].tolist(), r["end_tick"].tolist()
-        eids, ordinals = r["executable_id"].tolist(), r["function_ordinal"].tolist()
+        pdos = h["physical_device_ordinal"]
+        starts, ends = r["start_tick"], r["end_tick"]
+        eids, ordinals = r["executable_id"], r["function_ordinal"]
         keys = self._keys_until_error(s, lo, pdos, eids, ordinals)
         wc, wg = r["workgroup_count"], r["workgroup_size"]
         return self._render(T_DISPATCH, chunk[:len(keys)], [
@@ -597,7 +603,7 @@ class _Exporter:
 
     def _queue_device_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
-        types = r["type"].tolist()
+        types = r["type"]
         return self._render(T_QUEUE_DEVICE, s.chunk[lo:hi], [
             r["physical_device_ordinal"], r["queue_ordinal"],
             r["stream_id"], r["event_id"], r["submission_id"],
@@ -609,13 +615,13 @@ class _Exporter:
 
     def _host_execution_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
-        pdos = r["physical_device_ordinal"].tolist()
-        eids, ordinals = r["executable_id"].tolist(), r["function_ordinal"].tolist()
-        wanted = ((r["executable_id"] != 0) & (r["function_ordinal"] != U32_MAX)).tolist()
+        pdos = r["physical_device_ordinal"]
+        eids, ordinals = r["executable_id"], r["function_ordinal"]
+        wanted = (eids != 0) & (ordinals != U32_MAX)
         keys = self._keys_until_error(s, lo, pdos, eids, ordinals, wanted)
         start, end = r["start_host_time_ns"], r["end_host_time_ns"]
         valid = (start >= 0) & (end >= start)
-        types = r["type"].tolist()
+        types = r["type"]
         wc, wg = r["workgroup_count"], r["workgroup_size"]
         return self._render(T_HOST_EXECUTION, s.chunk[lo:lo + len(keys)], [
             pdos, r["queue_ordinal"], r["stream_id"], r["event_id"],
@@ -652,7 +658,7 @@ class _Exporter:
 
     def _queue_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
-        types = r["type"].tolist()
+        types = r["type"]
         return self._render(T_QUEUE_EVENT, s.chunk[lo:hi], [
             r["event_id"], _lookup(QUEUE_TYPE_NAMES, types), types, r["flags"],
             _lookup(STRATEGY_NAMES, r["dependency_strategy"]),
@@ -665,7 +671,7 @@ class _Exporter:
 
     def _memory_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
         r = s.rows[lo:hi]
-        types = r["type"].tolist()
+        types = r["type"]
         c = lambda name: r[name]  # noqa: E731
         return self._render(T_MEMORY, s.chunk[lo:hi], [
             c("event_id"), _lookup(MEMORY_TYPE_NAMES, types), types, c("flags"), c("result"),
@@ -911,16 +917,16 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
         # A stable sort puts them in file order.
         owners, text = _record_lines(bundle, routed, a, b)
         lines = [t.encode("utf-8", "surrogateescape") for t in text]
-        data = [b"".join(lines)]
+        data = exporter.sink = bytearray(b"".join(lines))  # every row of the block, unordered
         ends = np.cumsum([len(x) for x in lines], dtype=np.uint64)
         keys = [np.asarray(owners, np.int64) * 2]
         starts, stops = [ends - np.asarray([len(x) for x in lines], np.uint64)], [ends]
-        base = len(data[0])
         failed = None
         for source in sources:
             lo, hi = np.searchsorted(source.chunk, [a, b]).tolist()
             if hi > lo:
-                rendered, row_ends = exporter.format(source, lo, hi)
+                base = len(data)
+                _, row_ends = exporter.format(source, lo, hi)  # appended to data
                 if len(row_ends):
                     chunk = source.chunk[lo:lo + len(row_ends)]
                     last = np.append(np.flatnonzero(chunk[1:] != chunk[:-1]), len(chunk) - 1)
@@ -929,8 +935,6 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
                     keys.append(chunk[last] * 2 + 1)
                     starts.append(piece_start + np.uint64(base))
                     stops.append(piece_end + np.uint64(base))
-                    data.append(rendered)
-                    base += len(rendered)
             if source.error is not None and a <= source.error_chunk < b and (
                     failed is None or source.error_chunk < failed.error_chunk):
                 failed = source
@@ -940,7 +944,7 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
             keep = keys <= 2 * failed.error_chunk + 1
             keys, starts, stops = keys[keep], starts[keep], stops[keep]
         order = np.argsort(keys, kind="stable")
-        yield gather_ranges(b"".join(data), starts[order], stops[order])
+        yield gather_ranges(data, starts[order], stops[order])
         if failed is not None:
             raise failed.error
 

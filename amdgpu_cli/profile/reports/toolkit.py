@@ -187,6 +187,9 @@ class Columns:
 
     def take(self, index: np.ndarray) -> "Columns":
         """The rows `index` picks (positions in this selection)."""
+        if len(index) == self._length and (not len(index) or (np.diff(index) == 1).all()
+                                           and index[0] == 0):
+            return self  # every row, in order: no copies
         if not isinstance(self._rows, np.ndarray):
             return Columns(self, index)
         return Columns(self._rows, index if self.index is None else self.index[index])
@@ -480,14 +483,23 @@ class RowBlock:
             for chunk in self._render():
                 out.write(bytes(chunk).decode("utf-8", "surrogateescape"))
 
-    def render_bytes(self) -> tuple[bytes, np.ndarray]:
+    def render_bytes(self) -> tuple[bytearray, np.ndarray]:
         """All rows as JSONL bytes (UTF-8; surrogates back to their bytes), and the offset where
         each row ends."""
+        out = bytearray()
+        return out, self.render_into(out)
+
+    def render_into(self, out: bytearray) -> np.ndarray:
+        """Appends all rows to `out` as JSONL bytes; where each row ends, counted from where the
+        rows begin."""
         if not native_enabled():
             lines = [(t + "\n").encode("utf-8", "surrogateescape") for t in self.texts()]
-            return b"".join(lines), np.cumsum([len(x) for x in lines], dtype=np.uint64)
+            out += b"".join(lines)
+            return np.cumsum([len(x) for x in lines], dtype=np.uint64)
         ends = np.zeros(self.count, np.uint64)
-        return b"".join(bytes(c) for c in self._render(ends)), ends
+        for chunk in self._render(ends):
+            out += chunk
+        return ends
 
     def _render(self, row_ends: np.ndarray | None = None) -> Iterator[memoryview]:
         """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
