@@ -124,6 +124,22 @@ class Located:
     def load(self, *names: str) -> None:
         self.columns(*names)
 
+    def records(self, lo: int, hi: int) -> np.ndarray:
+        """Records lo..hi whole, as one structured array (a copy): for readers that go through
+        a family a block at a time instead of holding all of it."""
+        if self._rows is not None:
+            return self._rows[lo:hi]
+        dtype = self.content_type.dtype
+        out = np.empty(max(0, hi - lo), dtype)
+        if len(out):
+            ffi, lib = _native.ffi, _native.lib
+            offsets = np.ascontiguousarray(self.offsets[lo:hi], np.uint64)
+            lib.gather_fields(ffi.from_buffer("uint8_t[]", self.bundle.data),
+                              ffi.cast("uint64_t*", offsets.ctypes.data), len(out),
+                              ffi.new("uint32_t[]", [0]), ffi.new("uint32_t[]", [dtype.itemsize]),
+                              1, ffi.new("uint8_t*[]", [ffi.cast("uint8_t*", ffi.from_buffer(out))]))
+        return out
+
     def columns(self, *names: str) -> dict[str, np.ndarray]:
         missing = [n for n in dict.fromkeys(names) if n not in self._columns]
         if missing and self._columns:

@@ -322,8 +322,13 @@ class _Rows:
         self.error_chunk = -1
         self.error_row = -1
         try:
-            typed = bundle.typed(ct.suffix)
-            self.rows, self.chunk, self.offsets = typed.rows, typed.chunk, typed.offsets
+            if ct.kind == schema.ContentKind.FIXED:  # read a block at a time (not held whole)
+                located = bundle.locate(ct.suffix)
+                self.rows, self.chunk, self.offsets = _Blocks(located), located.chunk, \
+                    located.offsets
+            else:
+                typed = bundle.typed(ct.suffix)
+                self.rows, self.chunk, self.offsets = typed.rows, typed.chunk, typed.offsets
         except BundleFormatError as e:
             self.error, self.error_chunk = e, int(e.record_index)
             self.rows, self.chunk, self.offsets = _decode_prefix(bundle, ct, self.error_chunk)
@@ -334,6 +339,20 @@ class _Rows:
         """Records a failure at `row` unless an earlier one is already known."""
         if self.error is None or row < self.error_row:
             self.error, self.error_row, self.error_chunk = error, row, int(self.chunk[row])
+
+
+class _Blocks:
+    """A fixed-size family's records left in the file: `[lo:hi]` copies those records."""
+
+    def __init__(self, located):
+        self.located = located
+
+    def __len__(self) -> int:
+        return len(self.located)
+
+    def __getitem__(self, selection: slice) -> np.ndarray:
+        lo, hi, _ = selection.indices(len(self.located))
+        return self.located.records(lo, hi)
 
 
 def _decode_prefix(bundle: Bundle, ct: schema.ContentType, stop_chunk: int):
@@ -911,7 +930,10 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
     sources = [_Rows(bundle, schema.CONTENT_TYPES[index])
                for index in np.unique(records["content_index"][routed]).tolist()]
 
+    record_starts = records["offset"]
+    record_ends = record_starts + records["record_length"]
     for a, b in _blocks(len(records), sources):
+        bundle.prefetch(int(record_starts[a]), int(record_ends[b - 1]))  # the block's pages
         # Every piece of the block with its sort key: 2*record for a record's own session row or
         # diagnostics (one line each), 2*record+1 for the typed rows of a chunk (one byte range).
         # A stable sort puts them in file order.
@@ -944,6 +966,7 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
             keep = keys <= 2 * failed.error_chunk + 1
             keys, starts, stops = keys[keep], starts[keep], stops[keep]
         order = np.argsort(keys, kind="stable")
+        bundle.release_pages(int(record_ends[b - 1]))  # read: let the file's pages go
         yield gather_ranges(data, starts[order], stops[order])
         if failed is not None:
             raise failed.error
