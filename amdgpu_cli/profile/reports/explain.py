@@ -161,7 +161,7 @@ def _clamped_running(deltas: list[int], codes: np.ndarray) -> np.ndarray:
     length = np.abs(d)
     exact = int(length.sum()) >= 1 << 62
     walk = balances(codes, int(codes.max()) + 1, (d > 0).astype(bool),
-                    length.astype(np.uint64), exact)
+                    length.astype(np.uint64), exact, prev=True)
     return np.maximum(walk.prev_bytes + (d if exact else d.astype(np.int64)), 0)
 
 

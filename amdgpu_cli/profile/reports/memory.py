@@ -163,14 +163,17 @@ class Balances:
 
 
 def balances(group: np.ndarray, count: int, is_open: np.ndarray, length: np.ndarray,
-             exact: bool = False) -> Balances:
-    """Opens and closes (events in file order) applied to `count` balances."""
+             exact: bool = False, prev: bool = False) -> Balances:
+    """Opens and closes (events in file order) applied to `count` balances; with `prev`, also
+    the state each event found (`prev_count`, `prev_bytes`: two values per event, kept only
+    where asked)."""
     if exact:
-        return _balances_exact(group, count, is_open, length)
+        return _balances_exact(group, count, is_open, length, prev)
     out = Balances(count)
     n = len(group)
-    out.prev_count = np.zeros(n, np.int64)
-    out.prev_bytes = np.zeros(n, np.int64)
+    if prev:
+        out.prev_count = np.zeros(n, np.int64)
+        out.prev_bytes = np.zeros(n, np.int64)
     if n == 0:
         return out
     order, starts, seg = _segments(group)
@@ -202,12 +205,13 @@ def balances(group: np.ndarray, count: int, is_open: np.ndarray, length: np.ndar
     c["total_open_bytes"][g] = np.add.reduceat(np.where(opened, ln, 0), starts)
     c["total_close_bytes"][g] = np.add.reduceat(np.where(closed, ln, 0), starts)
     c["partial_close_bytes"][g] = np.add.reduceat(partial_bytes, starts)
-    out.prev_count[order] = count_before
-    out.prev_bytes[order] = bytes_before
+    if prev:
+        out.prev_count[order] = count_before
+        out.prev_bytes[order] = bytes_before
     return out
 
 
-def _balances_exact(group, count, is_open, length) -> Balances:
+def _balances_exact(group, count, is_open, length, prev: bool) -> Balances:
     """The same balances with Python integers; notes where a u64 total would first overflow."""
     limit = schema.U64_MAX
     out = Balances(count)
@@ -243,8 +247,9 @@ def _balances_exact(group, count, is_open, length) -> Balances:
     for g, s in enumerate(state):
         for k, name in enumerate(names):
             out.columns[name][g] = min(s[k], limit)
-    out.prev_count = np.array(prev_count, dtype=object)
-    out.prev_bytes = np.array(prev_bytes, dtype=object)
+    if prev:
+        out.prev_count = np.array(prev_count, dtype=object)
+        out.prev_bytes = np.array(prev_bytes, dtype=object)
     return out
 
 
@@ -337,7 +342,7 @@ class Accounting:
         at = t[in_alloc]
         mat = np.flatnonzero((at == POOL_MATERIALIZE) | (at == POOL_RELEASE))
         walk = balances(alloc_group[mat], self.alloc_count, at[mat] == POOL_MATERIALIZE,
-                        self.length[in_alloc][mat], self.exact)
+                        self.length[in_alloc][mat], self.exact, prev=True)
         close_materialization = np.zeros(len(ev), bool)
         releasing = at[mat] == POOL_RELEASE
         close_materialization[in_alloc[mat][releasing]] = (
@@ -345,7 +350,20 @@ class Accounting:
         mat_open = t == POOL_MATERIALIZE
         mat_close = close_materialization  # only pool_release events can be set
 
-        # Devices.
+        del walk, releasing, at, mat, type_index, chunk_flags, matched  # (peak memory)
+        self._devices(ev, t, reservation, mat_close)
+        if devices_only:  # explain's memory pressure: the device rows alone
+            return
+        self._pools(ev, t, flags, pool_kind, pool_id, opens, closes, mat_open, mat_close)
+        del pool_kind, reservation
+        self._allocations(ev, in_alloc, alloc_group, alloc_first, alloc_kind, pool_id, opens,
+                          closes, mat_open, mat_close)
+
+    # -- pieces ---------------------------------------------------------------------------------
+
+    def _devices(self, ev: Columns, t: np.ndarray, reservation: np.ndarray,
+                 mat_close: np.ndarray) -> None:
+        """Per device: event counts per type and the six balances."""
         pdo = ev["physical_device_ordinal"].astype(np.int64)
         device_group, device_first = group_ids(pdo)
         self.device_ordinals = pdo[device_first]
@@ -365,11 +383,12 @@ class Accounting:
             bal = balances(device_group[sel], ndev, is_open[sel], self.length[sel], self.exact)
             self._check(bal, sel, 0)
             self.device_balances.append(bal)
-        if devices_only:  # explain's memory pressure: the device rows alone
-            return
 
-        # Pools: one row per (kind, device, pool, memory type) of every event, plus the pool
-        # reservation row of each POOL_STATS sample, created right after the event's own row.
+    def _pools(self, ev: Columns, t, flags, pool_kind, pool_id, opens, closes, mat_open,
+               mat_close) -> None:
+        """Pools: one row per (kind, device, pool, memory type) of every event, plus the pool
+        reservation row of each POOL_STATS sample, created right after the event's own row."""
+        pdo = ev["physical_device_ordinal"].astype(np.int64)
         in_pool = np.flatnonzero(pool_kind != 0)
         stats = np.flatnonzero(((flags & F.MEMORY_POOL_STATS) != 0) & (ev["pool_id"] != 0))
         candidates = np.r_[in_pool, stats]
@@ -402,12 +421,6 @@ class Accounting:
                                           self.length[pe][sel], self.exact)
         self._check(self.pool_materialized, pe[sel], 1)
         self._pool_stats(pool_group[is_stats], npool, ev.take(candidates[is_stats]))
-
-        # Allocations.
-        self._allocations(ev, in_alloc, alloc_group, alloc_first, alloc_kind, pool_id, opens,
-                          closes, mat_open, mat_close)
-
-    # -- pieces ---------------------------------------------------------------------------------
 
     def _resolve_pool_ids(self, ev: Columns, alloc_kind: np.ndarray) -> np.ndarray:
         """Queue allocations with pool_id 0 take the pool of the latest allocation of their id."""
@@ -478,43 +491,49 @@ class Accounting:
     def _allocations(self, ev, in_alloc, group, first, alloc_kind, pool_id, opens, closes,
                      mat_open, mat_close) -> None:
         count = len(first)
-        a = ev.take(in_alloc)
+
+        def picked(name: str, positions: np.ndarray) -> np.ndarray:  # (-1 positions masked)
+            return ev[name][in_alloc[positions]]
+
+        def column(name: str) -> np.ndarray:  # one field of every allocation event (transient)
+            return ev[name][in_alloc]
+
         self.alloc_kind = alloc_kind[in_alloc][first]
-        self.alloc_device = a["physical_device_ordinal"][first]
-        self.alloc_id = a["allocation_id"][first]
+        self.alloc_device = picked("physical_device_ordinal", first)
+        self.alloc_id = picked("allocation_id", first)
         self.alloc_pool = pool_id[in_alloc][first]
         at = self.t[in_alloc]
         self.alloc_events_count = np.bincount(group, minlength=count)
         self.alloc_waits = np.bincount(group[at == POOL_WAIT], minlength=count)
         self.alloc_materializes = np.bincount(group[at == POOL_MATERIALIZE], minlength=count)
-        self.alloc_flags = _or_reduce(group, count, a["flags"])
-        self.alloc_memory_type = _or_reduce(group, count, a["memory_type"])
-        self.alloc_usage = _or_reduce(group, count, a["buffer_usage"])
+        self.alloc_flags = _or_reduce(group, count, column("flags"))
+        self.alloc_memory_type = _or_reduce(group, count, column("memory_type"))
+        self.alloc_usage = _or_reduce(group, count, column("buffer_usage"))
         last = _last_where(group, count, np.ones(len(group), bool))
         # IREE takes the first event while first_event_id is still 0: the first event with a
         # nonzero id, or the last event when every id is 0.
-        first_event = _first_where(group, count, a["event_id"] != 0)
+        first_event = _first_where(group, count, column("event_id") != 0)
         first_event = np.where(first_event < 0, last, first_event)
-        self.alloc_first_event_id = a["event_id"][first_event]
-        self.alloc_last_event_id = a["event_id"][last]
-        self.alloc_first_time = a["host_time_ns"][first_event]
-        self.alloc_last_time = a["host_time_ns"][last]
-        submitted = a["submission_id"] != 0
+        self.alloc_first_event_id = picked("event_id", first_event)
+        self.alloc_last_event_id = picked("event_id", last)
+        self.alloc_first_time = picked("host_time_ns", first_event)
+        self.alloc_last_time = picked("host_time_ns", last)
+        submitted = column("submission_id") != 0
         fs = _first_where(group, count, submitted)
         ls = _last_where(group, count, submitted)
-        self.alloc_first_submission = np.where(fs >= 0, a["submission_id"][fs], 0)
-        self.alloc_first_queue = np.where(fs >= 0, a["queue_ordinal"][fs], U32_MAX)
-        self.alloc_last_submission = np.where(ls >= 0, a["submission_id"][ls], 0)
-        self.alloc_last_queue = np.where(ls >= 0, a["queue_ordinal"][ls], U32_MAX)
-        fb = _first_where(group, count, a["backing_id"] != 0)
-        self.alloc_backing = np.where(fb >= 0, a["backing_id"][fb], 0)
+        self.alloc_first_submission = np.where(fs >= 0, picked("submission_id", fs), 0)
+        self.alloc_first_queue = np.where(fs >= 0, picked("queue_ordinal", fs), U32_MAX)
+        self.alloc_last_submission = np.where(ls >= 0, picked("submission_id", ls), 0)
+        self.alloc_last_queue = np.where(ls >= 0, picked("queue_ordinal", ls), U32_MAX)
+        fb = _first_where(group, count, column("backing_id") != 0)
+        self.alloc_backing = np.where(fb >= 0, picked("backing_id", fb), 0)
         sel = np.flatnonzero(opens[in_alloc] | closes[in_alloc])
         self.alloc_lifecycle = balances(group[sel], count, opens[in_alloc][sel],
-                                        a["length"][sel], self.exact)
+                                        self.length[in_alloc[sel]], self.exact)
         self._check(self.alloc_lifecycle, in_alloc[sel], 2)
         sel = np.flatnonzero(mat_open[in_alloc] | mat_close[in_alloc])
         self.alloc_materialized = balances(group[sel], count, mat_open[in_alloc][sel],
-                                           a["length"][sel], self.exact)
+                                           self.length[in_alloc[sel]], self.exact)
         self._check(self.alloc_materialized, in_alloc[sel], 2)
         lc, mc = self.alloc_lifecycle.columns, self.alloc_materialized.columns
         self.alloc_open_at_end = (lc["current_bytes"] != 0) | (mc["current_bytes"] != 0)
