@@ -150,11 +150,21 @@ class Located:
             self._columns.update(self._gather(missing))
         return {n: self._columns[n] for n in names}
 
-    def _gather(self, names: list[str]) -> dict[str, np.ndarray]:
+    def gathered(self, name: str) -> np.ndarray | None:
+        """Field `name`'s column if it is gathered already, else None."""
+        return self._columns.get(name)
+
+    def gather_at(self, index: np.ndarray, names) -> dict[str, np.ndarray]:
+        """Fields of the records at `index` (ascending positions) only, one column each, in one
+        pass: for a selection of a family whose other records are never read (not kept)."""
+        return self._gather(list(names), index)
+
+    def _gather(self, names: list[str], index: np.ndarray | None = None) -> dict[str, np.ndarray]:
         layout = self.content_type.dtype.fields
         if self._rows is not None:
-            return {name: np.ascontiguousarray(self._rows[name]) for name in names}
-        n = len(self.offsets)
+            rows = self._rows if index is None else self._rows[index]
+            return {name: np.ascontiguousarray(rows[name]) for name in names}
+        n = len(self.offsets) if index is None else len(index)
         out = {name: np.empty(n, layout[name][0]) for name in names}
         if not n:
             return out
@@ -165,7 +175,8 @@ class Located:
         columns = [ffi.cast("uint8_t*", ffi.from_buffer(out[name])) for name in names]
         outs = ffi.new("uint8_t*[]", columns)
         src = ffi.from_buffer("uint8_t[]", bundle.data)
-        offsets = np.ascontiguousarray(self.offsets, np.uint64)
+        offsets = np.ascontiguousarray(self.offsets if index is None else self.offsets[index],
+                                       np.uint64)
         offsets_p = ffi.cast("uint64_t*", ffi.from_buffer(offsets))
         for lo, hi in bundle.windows(offsets, offsets + np.uint64(self.content_type.dtype.itemsize)):
             for k, name in enumerate(names):

@@ -350,7 +350,10 @@ class Projection:
 
     def _host_events(self, failures: _Failures) -> Events:
         located = self.bundle.locate("host-execution-events")
-        located.load("type", *self._fields(located, _HOST_FIELDS))
+        # Event rows print every field of the dispatch spans alone: those are read for the
+        # selected records (Columns), not for every host event.
+        located.load("type", *(() if self.options.dispatch_events
+                               else self._fields(located, _HOST_FIELDS)))
         rows = Columns.where(located, located["type"] == HOST_DISPATCH_TYPE)
         chunk = located.chunk if rows.index is None else located.chunk[rows.index]
         self.host_counts.total = len(rows)

@@ -176,6 +176,15 @@ class Columns:
     def __getitem__(self, name: str) -> np.ndarray:
         column = self._cache.get(name)
         if column is None:
+            if self.index is not None and hasattr(self._rows, "gather_at") and \
+                    self._rows.gathered(name) is None:
+                # A field the source has not gathered (it gathered what its reader reads): read
+                # it, and with it every field not here yet, in one pass over the selected
+                # records only (a reader past its fields reads records whole: event rows).
+                names = [n for n in self._rows.content_type.dtype.names
+                         if n not in self._cache and self._rows.gathered(n) is None]
+                self._cache.update(self._rows.gather_at(self.index, names))
+                return self._cache[name]
             column = self._rows[name]
             column = np.ascontiguousarray(column) if self.index is None else column[self.index]
             self._cache[name] = column
