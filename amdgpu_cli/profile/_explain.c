@@ -31,18 +31,9 @@
     X(ME_ALLOCATION, F_MEMORY_EVENTS, 32) X(ME_POOL, F_MEMORY_EVENTS, 40)                    \
     X(ME_PDO, F_MEMORY_EVENTS, 64) X(ME_LENGTH, F_MEMORY_EVENTS, 104)
 
-#define AS_EXPLAIN_ENUM(name, family, offset) name = offset,
-enum { EXPLAIN_FIELDS(AS_EXPLAIN_ENUM) };
-#undef AS_EXPLAIN_ENUM
+FIELD_OFFSETS(EXPLAIN_FIELDS)
 
-int explain_layout(uint32_t* families, uint32_t* offsets, int capacity) {
-    int n = 0;
-#define AS_EXPLAIN_ROW(name, family, offset) \
-    if (n < capacity) { families[n] = family; offsets[n] = offset; } ++n;
-    EXPLAIN_FIELDS(AS_EXPLAIN_ROW)
-#undef AS_EXPLAIN_ROW
-    return n;
-}
+FIELD_LAYOUT(explain_layout, EXPLAIN_FIELDS)
 
 #define EXPLAIN_DEVICES 64
 _Static_assert(sizeof(((explain_t*)0)->memory_devices) / sizeof(memory_device_t) == EXPLAIN_DEVICES,

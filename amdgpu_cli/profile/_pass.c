@@ -75,6 +75,22 @@ static int64_t i64_at(const uint8_t* p) { int64_t v; memcpy(&v, p, 8); return v;
 static uint32_t u32_at(const uint8_t* p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint16_t u16_at(const uint8_t* p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
+/* A reducer's field table: FIELDS(X) lists X(name, family, offset), the record fields it reads
+ * (schema.py's offsets). FIELD_OFFSETS(FIELDS) makes each name an enum constant of its offset;
+ * FIELD_LAYOUT(fn, FIELDS) defines `int fn(families, offsets, capacity)`, which hands the table
+ * to the tests (it returns the field count, filling at most `capacity` rows). */
+#define FIELD_ENUM_(name, family, offset) name = offset,
+#define FIELD_ROW_(name, family, offset) \
+    if (n < capacity) { families[n] = family; offsets[n] = offset; } ++n;
+#define FIELD_OFFSETS(FIELDS) enum { FIELDS(FIELD_ENUM_) };
+#define FIELD_ROWS(FIELDS) FIELDS(FIELD_ROW_)
+#define FIELD_LAYOUT(fn, FIELDS)                                           \
+    int fn(uint32_t* families, uint32_t* offsets, int capacity) {          \
+        int n = 0;                                                         \
+        FIELD_ROWS(FIELDS)                                                 \
+        return n;                                                          \
+    }
+
 /* *sum += b; nonzero (and *sum unchanged) when that passes 2**64 - 1. */
 static int add_u64(uint64_t* sum, uint64_t b) {
     uint64_t s = *sum + b;

@@ -46,21 +46,12 @@ _Static_assert(sizeof(((projection_t*)0)->tables) / sizeof(projection_table_t) =
     X(PH_START, F_HOST_EXECUTION, 104) X(PH_END, F_HOST_EXECUTION, 112)                      \
     X(PH_TILES, F_HOST_EXECUTION, 128) X(PH_TILE_NS, F_HOST_EXECUTION, 136)
 
-#define AS_PROJ_ENUM(name, family, offset) name = offset,
-enum { PROJ_FIELDS(AS_PROJ_ENUM) };
-#undef AS_PROJ_ENUM
+FIELD_OFFSETS(PROJ_FIELDS)
 
 #define H_STREAM 24
 #define HOST_DISPATCH_TYPE 2
 
-int projection_layout(uint32_t* families, uint32_t* offsets, int capacity) {
-    int n = 0;
-#define AS_PROJ_ROW(name, family, offset) \
-    if (n < capacity) { families[n] = family; offsets[n] = offset; } ++n;
-    PROJ_FIELDS(AS_PROJ_ROW)
-#undef AS_PROJ_ROW
-    return n;
-}
+FIELD_LAYOUT(projection_layout, PROJ_FIELDS)
 
 /* The metadata the caller knows: a function's key index (-1: its key does not pass --filter),
  * a queue, a command buffer. */

@@ -47,18 +47,9 @@ enum { FLAG_TIMING = 1, FLAG_PAYLOAD_BYTES = 2, FLAG_OPERATION_COUNT = 4, FLAG_T
     X(ST_FUNCTION_EXECUTABLE, F_FUNCTIONS, 8) X(ST_FUNCTION_ORDINAL, F_FUNCTIONS, 16)             \
     X(ST_FUNCTION_NAME_LENGTH, F_FUNCTIONS, 44)
 
-#define AS_STAT_ENUM(name, family, offset) name = offset,
-enum { STAT_FIELDS(AS_STAT_ENUM) };
-#undef AS_STAT_ENUM
+FIELD_OFFSETS(STAT_FIELDS)
 
-int statistics_layout(uint32_t* families, uint32_t* offsets, int capacity) {
-    int n = 0;
-#define AS_STAT_ROW(name, family, offset) \
-    if (n < capacity) { families[n] = family; offsets[n] = offset; } ++n;
-    STAT_FIELDS(AS_STAT_ROW)
-#undef AS_STAT_ROW
-    return n;
-}
+FIELD_LAYOUT(statistics_layout, STAT_FIELDS)
 
 void statistics_free(statistics_t* s) {
     free(s->groups);

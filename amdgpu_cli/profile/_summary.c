@@ -40,18 +40,13 @@ _Static_assert(sizeof(((summary_totals_t*)0)->chunks) / sizeof(uint64_t) == SUMM
     X(METRIC_PDO, F_METRIC_SAMPLES, 56) X(METRIC_VALUE_COUNT, F_METRIC_SAMPLES, 60) \
     X(TRACE_DATA_LENGTH, F_TRACES, 80)
 
-#define AS_ENUM(name, family, offset) name = offset,
-enum { FIELDS(AS_ENUM) };
-#undef AS_ENUM
+FIELD_OFFSETS(FIELDS)
 
 #define METRIC_VALUE_SIZE 24
 
 int summary_layout(uint32_t* families, uint32_t* offsets, uint32_t* sizes, int capacity) {
     int n = 0;
-#define AS_ROW(name, family, offset) \
-    if (n < capacity) { families[n] = family; offsets[n] = offset; } ++n;
-    FIELDS(AS_ROW)
-#undef AS_ROW
+    FIELD_ROWS(FIELDS)
     for (int i = 0; i < SUMMARY_FAMILIES && i < capacity; ++i) sizes[i] = RECORD_SIZE[i];
     return n;
 }
