@@ -43,7 +43,7 @@ from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, RowLayout, Segments, Strings,
-                                                 equals_u64, group_ids, interleave, iree_sqrt,
+                                                 equals_u64, exact_sum, group_ids, interleave, iree_sqrt,
                                                  welford)
 
 DISPATCH, EXECUTABLE, COMMAND, QUEUE = "dispatch", "executable", "command", "queue"
@@ -247,9 +247,20 @@ class Projection:
         return self, failures.first()
 
     def aggregate(self) -> None:
-        """The per-function, per-command-buffer and per-submission tables of the matched events."""
-        self._aggregate_device()
-        self._aggregate_host()
+        """The per-function, per-command-buffer and per-submission tables of the matched events.
+        `queue` prints no per-function table: it is left empty where no function's total could
+        pass its limit (the totals over every valid event do not), else built for its checks."""
+        functions = self.mode != QUEUE or not self._totals_fit()
+        self._aggregate_device(functions)
+        self._aggregate_host(functions)
+
+    def _totals_fit(self) -> bool:
+        """Whether the totals over every valid matched event fit the limits of any group's."""
+        d, h = self.device, self.host
+        return (exact_sum(d.duration[d.valid]) <= U64_MAX
+                and exact_sum(h.duration[h.valid]) <= INT64_MAX
+                and exact_sum(h.rows["tile_count"][h.valid]) <= U64_MAX
+                and exact_sum(h.rows["tile_duration_sum_ns"][h.valid].clip(0)) <= INT64_MAX)
 
     # --- id / metadata / key matching -------------------------------------------------------------
 
@@ -422,21 +433,21 @@ class Projection:
 
     # --- aggregation ------------------------------------------------------------------------------
 
-    def _aggregate_device(self) -> None:
+    def _aggregate_device(self, functions: bool = True) -> None:
         ev = self.device
         duration = ev.duration
-        # Per function.
-        gid, first = group_ids(ev.pdo, ev.rows["executable_id"], ev.rows["function_ordinal"])
-        table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration, U64_MAX,
-                              "dispatch aggregate tick total overflow")
-        table.columns.update(
-            pdo=ev.pdo[first], executable_id=ev.rows["executable_id"][first],
-            function_ordinal=ev.rows["function_ordinal"][first],
-            key=[ev.keys[k] for k in ev.key_index[first].tolist()])
-        _last_geometry(table, gid, len(first), ev.rows)
-        _welford_columns(table, gid, ev.valid, duration, [self.clocks.ns_per_tick(int(p))
-                                                          for p in table["pdo"].tolist()])
-        self.dispatch_groups = table
+        if functions:  # per function
+            gid, first = group_ids(ev.pdo, ev.rows["executable_id"], ev.rows["function_ordinal"])
+            table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration, U64_MAX,
+                                  "dispatch aggregate tick total overflow")
+            table.columns.update(
+                pdo=ev.pdo[first], executable_id=ev.rows["executable_id"][first],
+                function_ordinal=ev.rows["function_ordinal"][first],
+                key=[ev.keys[k] for k in ev.key_index[first].tolist()])
+            _last_geometry(table, gid, len(first), ev.rows)
+            _welford_columns(table, gid, ev.valid, duration, [self.clocks.ns_per_tick(int(p))
+                                                              for p in table["pdo"].tolist()])
+            self.dispatch_groups = table
         # Per command-buffer execution (direct dispatches have no command buffer).
         sel = np.flatnonzero(ev.rows["command_buffer_id"] != 0)
         self.command_groups = _span_table(
@@ -447,23 +458,24 @@ class Projection:
             ev, np.arange(len(ev)), ("pdo", "queue", "stream", "submission_id"), U64_MAX,
             "queue aggregate tick total overflow")
 
-    def _aggregate_host(self) -> None:
+    def _aggregate_host(self, functions: bool = True) -> None:
         ev = self.host
         rows = ev.rows
         if (rows["tile_duration_sum_ns"][ev.valid] < 0).any():
             raise AmdgpuCliError("host dispatch aggregate total overflow", status="OUT_OF_RANGE")
         duration = ev.duration
-        gid, first = group_ids(ev.pdo, rows["executable_id"], rows["function_ordinal"])
-        table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration, INT64_MAX,
-                              "host dispatch aggregate total overflow")
-        table.columns.update(
-            pdo=ev.pdo[first], executable_id=rows["executable_id"][first],
-            function_ordinal=rows["function_ordinal"][first],
-            key=[ev.keys[k] for k in ev.key_index[first].tolist()])
-        _tile_columns(table, ev.valid, rows)
-        _last_geometry(table, gid, len(first), rows)
-        _welford_columns(table, gid, ev.valid, duration, None)
-        self.host_groups = table
+        if functions:
+            gid, first = group_ids(ev.pdo, rows["executable_id"], rows["function_ordinal"])
+            table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration,
+                                  INT64_MAX, "host dispatch aggregate total overflow")
+            table.columns.update(
+                pdo=ev.pdo[first], executable_id=rows["executable_id"][first],
+                function_ordinal=rows["function_ordinal"][first],
+                key=[ev.keys[k] for k in ev.key_index[first].tolist()])
+            _tile_columns(table, ev.valid, rows)
+            _last_geometry(table, gid, len(first), rows)
+            _welford_columns(table, gid, ev.valid, duration, None)
+            self.host_groups = table
         sel = np.flatnonzero(rows["command_buffer_id"] != 0)
         keys = ("command_buffer_id", "submission_id", "pdo", "queue", "stream")
         table = _span_table(ev, sel, keys, INT64_MAX, "host command aggregate total overflow")
