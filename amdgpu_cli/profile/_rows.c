@@ -33,12 +33,35 @@ static int64_t load_int(const uint8_t* p, int width) {
     }
 }
 
+/* Decimal digits two at a time. Every value's slot in a row's bound has room for 21 bytes, so
+ * the digits are copied as one fixed 20-byte move (the bytes past them are overwritten next). */
+static const char DIGIT_PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 static char* put_uint(char* o, uint64_t v) {
-    char digits[20];
-    int n = 0;
-    do { digits[n++] = (char)('0' + v % 10); v /= 10; } while (v);
-    while (n) *o++ = digits[--n];
-    return o;
+    if (v < 10) {
+        *o = (char)('0' + v);
+        return o + 1;
+    }
+    char buffer[48];
+    char* end = buffer + 20;
+    char* p = end;
+    while (v >= 100) {
+        uint64_t q = v / 100;
+        p -= 2;
+        memcpy(p, DIGIT_PAIRS + 2 * (v - q * 100), 2);
+        v = q;
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, DIGIT_PAIRS + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    memcpy(o, p, 20);  /* p + 20 stays inside buffer */
+    return o + (end - p);
 }
 
 static char* put_int(char* o, int64_t v) {
@@ -46,9 +69,13 @@ static char* put_int(char* o, int64_t v) {
     return put_uint(o, (uint64_t)v);
 }
 
-/* The most bytes one row can take. */
+/* Field prefixes this short are copied as one fixed move of PREFIX_COPY bytes: the caller pads
+ * every prefix to be readable that far, and a row's bound leaves room for the overshoot. */
+#define PREFIX_COPY 32
+
+/* The most bytes one row can take (and room for the fixed-size moves past its end). */
 uint64_t row_bound(const row_field_t* fields, int count, uint64_t head_len, uint64_t tail_len) {
-    uint64_t n = head_len + tail_len;
+    uint64_t n = head_len + tail_len + PREFIX_COPY;
     for (int f = 0; f < count; ++f) {
         const row_field_t* d = &fields[f];
         n += (uint64_t)d->prefix_len;
@@ -90,7 +117,11 @@ uint64_t render_rows(const row_field_t* fields, int count, const char* head, uin
         o += head_len;
         for (int f = 0; f < count; ++f) {
             const row_field_t* d = &fields[f];
-            memcpy(o, d->prefix, (size_t)d->prefix_len);
+            if (d->prefix_len <= PREFIX_COPY) {  /* one fixed move: prefixes are padded */
+                memcpy(o, d->prefix, PREFIX_COPY);
+            } else {
+                memcpy(o, d->prefix, (size_t)d->prefix_len);
+            }
             o += d->prefix_len;
             const uint8_t* p = d->base + (int64_t)i * d->stride;
             switch (d->kind) {

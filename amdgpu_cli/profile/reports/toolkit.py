@@ -256,6 +256,7 @@ class Segments:
 _UINT, _INT, _BOOL, _STR, _TRIPLE, _DOUBLE = 0, 1, 2, 3, 4, 5
 
 _BUFFER_BYTES = 1 << 20
+_PREFIX_PAD = 32  # _rows.c reads each field prefix as a fixed 32-byte move (PREFIX_COPY)
 
 
 class Strings:
@@ -520,8 +521,9 @@ class RowBlock:
         for f, (key, kind, prefix) in enumerate(layout.variable):
             d = fields[f]
             prefix_bytes = prefix.encode()
-            keep.append(prefix_bytes)
-            d.prefix = ffi.from_buffer(prefix_bytes)
+            padded = prefix_bytes + bytes(_PREFIX_PAD)  # the renderer copies prefixes whole
+            keep.append(padded)
+            d.prefix = ffi.from_buffer(padded)
             d.prefix_len = len(prefix_bytes)
             column = self.columns[key]
             if kind in ("str", "json"):
