@@ -222,3 +222,7 @@ int explain_scan(const uint8_t* data, uint64_t length, uint64_t offset, const ui
                  scan_entry_t* out, uint64_t capacity, uint64_t* out_count,
                  uint64_t* next_offset, explain_t* e);
 void explain_free(explain_t* e);
+
+uint64_t balances_run(const int64_t* group, const uint8_t* is_open, const uint64_t* length,
+                      uint64_t n, uint64_t count, uint64_t* out, int64_t* prev_count,
+                      int64_t* prev_bytes);

@@ -82,7 +82,7 @@ ffibuilder.cdef(CDEF)
 # _pass.c; summary's and statistics' reductions) are plain C in their own files, one unit here.
 _HERE = Path(__file__).resolve().parent
 _C_FILES = ("_rows.c", "_pass.c", "_summary.c", "_statistics.c", "_projection.c",
-           "_explain.c")
+           "_explain.c", "_balances.c")
 ffibuilder.set_source("amdgpu_cli.profile._scan",
                       "#include <stdint.h>\n" + CDEF + SOURCE
                       + "".join((_HERE / name).read_text() for name in _C_FILES),

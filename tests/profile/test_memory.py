@@ -457,3 +457,24 @@ def test_text_view_of_broken_bundle(tmp_path):
     (tmp_path / "bad.ireeprof").write_bytes(b"IRPF" + bytes(20))
     proc = run_text(tmp_path / "bad.ireeprof")
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_balance_walks_agree_with_the_recurrence(seed, monkeypatch):
+    """The balances three ways (the native loop, the whole-column numpy walk, and the plain
+    recurrence memory.py uses near 2**64) on random opens and closes: equal, field for field,
+    with the state each event found."""
+    rng = np.random.default_rng(seed)
+    n, count = 5000, int(rng.integers(1, 40))
+    group = rng.integers(0, count, n)
+    is_open = rng.random(n) < rng.uniform(0.3, 0.7)
+    length = rng.integers(0, 1 << int(rng.integers(1, 40)), n).astype(np.uint64)
+    exact = memory_report._balances_exact(group, count, is_open, length, True)
+    native = memory_report.balances(group, count, is_open, length, prev=True)
+    monkeypatch.setenv("AMDGPU_CLI_PURE_PYTHON", "1")
+    numpy_walk = memory_report.balances(group, count, is_open, length, prev=True)
+    for walk in (native, numpy_walk):
+        for name in memory_report.BALANCE_FIELDS:
+            assert walk.columns[name].tolist() == exact.columns[name].tolist(), name
+        assert walk.prev_count.tolist() == exact.prev_count.tolist()
+        assert walk.prev_bytes.tolist() == exact.prev_bytes.tolist()
