@@ -182,7 +182,8 @@ def _know(lib, state, model: Model, mode: str, options: ReportOptions) -> list[s
 
 
 def _groups(ffi, table) -> np.ndarray:
-    """A pass table's groups as a structured array (a copy: the pass's memory is freed next)."""
+    """A pass table's groups as a structured array over the pass's memory (not a copy: the
+    tables built from it copy every column they keep, before the pass's memory is freed)."""
     layout = np.dtype({
         "names": ["k", "count", "valid", "earliest", "latest", "min", "max", "total", "tile_count",
                   "tile_duration_sum_ns", "mean", "m2", "last_workgroup_count",
@@ -198,7 +199,7 @@ def _groups(ffi, table) -> np.ndarray:
     n = table.count
     if n == 0:
         return np.zeros(0, layout)
-    return np.frombuffer(ffi.buffer(table.groups, n * layout.itemsize), layout).copy()
+    return np.frombuffer(ffi.buffer(table.groups, n * layout.itemsize), layout)
 
 
 def _timing(g: np.ndarray, host: bool, key_names: tuple[str, ...]) -> Table:
@@ -208,7 +209,7 @@ def _timing(g: np.ndarray, host: bool, key_names: tuple[str, ...]) -> Table:
     valid = g["valid"].astype(np.int64)
     columns = {"count": count, "valid": valid, "invalid": count - valid}
     for name in ("earliest", "latest", "min", "max", "total"):
-        columns[name] = g[name].view(values)
+        columns[name] = np.ascontiguousarray(g[name]).view(values)  # (a copy)
     for i, name in enumerate(key_names):
         columns[name] = g["k"][:, i].copy()
     return Table(columns)
@@ -234,7 +235,8 @@ def _function_table(g: np.ndarray, host: bool, keys: list[str], key_of: dict | N
 
 def _tiles(table: Table, g: np.ndarray) -> None:
     table.columns["tile_count"] = g["tile_count"].copy()
-    table.columns["tile_duration_sum_ns"] = g["tile_duration_sum_ns"].view(np.int64)
+    table.columns["tile_duration_sum_ns"] = np.ascontiguousarray(g["tile_duration_sum_ns"]).view(
+        np.int64)
 
 
 def _projection(ffi, state, bundle: Bundle, model: Model, mode: str, options: ReportOptions,
