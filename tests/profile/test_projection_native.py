@@ -10,6 +10,7 @@ iree-profile's.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from amdgpu_cli.profile import native, schema
@@ -143,3 +144,24 @@ def test_tables_left_out_still_fail_like_iree(host, tmp_path, iree_profile):
     path.write_bytes(_overflow_bundle(host))
     for name in (*REPORTS, "explain", "queue"):  # (queue: the exact path leaves tables out too)
         assert_like_iree([name, "--format=jsonl", path], iree_profile, name)
+
+
+@pytest.mark.parametrize("mode", ["dispatch", "command"])
+def test_tables_own_their_memory(mode, tmp_path):
+    """The pass's memory is freed when `build` returns and the rows are made after: every column
+    of the tables must be memory of its own (one-group tables included: a one-element strided
+    view counts as contiguous, so only an explicit copy owns its data)."""
+    from amdgpu_cli.profile.reports import projection_native
+
+    path = tmp_path / "device.ireeprof"
+    path.write_bytes(device_bundle())
+    p = projection_native.build(str(path), mode, ReportOptions())
+    assert p is not None
+    for name in ("dispatch_groups", "command_groups", "submission_groups", "host_groups",
+                 "host_command_groups"):
+        for key, column in getattr(p, name).columns.items():
+            if isinstance(column, np.ndarray):
+                owner = column
+                while isinstance(owner, np.ndarray) and owner.base is not None:
+                    owner = owner.base
+                assert isinstance(owner, np.ndarray), (name, key)

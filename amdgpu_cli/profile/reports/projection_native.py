@@ -209,7 +209,7 @@ def _timing(g: np.ndarray, host: bool, key_names: tuple[str, ...]) -> Table:
     valid = g["valid"].astype(np.int64)
     columns = {"count": count, "valid": valid, "invalid": count - valid}
     for name in ("earliest", "latest", "min", "max", "total"):
-        columns[name] = np.ascontiguousarray(g[name]).view(values)  # (a copy)
+        columns[name] = g[name].copy().view(values)
     for i, name in enumerate(key_names):
         columns[name] = g["k"][:, i].copy()
     return Table(columns)
@@ -235,8 +235,7 @@ def _function_table(g: np.ndarray, host: bool, keys: list[str], key_of: dict | N
 
 def _tiles(table: Table, g: np.ndarray) -> None:
     table.columns["tile_count"] = g["tile_count"].copy()
-    table.columns["tile_duration_sum_ns"] = np.ascontiguousarray(g["tile_duration_sum_ns"]).view(
-        np.int64)
+    table.columns["tile_duration_sum_ns"] = g["tile_duration_sum_ns"].copy().view(np.int64)
 
 
 def _projection(ffi, state, bundle: Bundle, model: Model, mode: str, options: ReportOptions,
