@@ -933,7 +933,8 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
     record_starts = records["offset"]
     record_ends = record_starts + records["record_length"]
     for a, b in _blocks(len(records), sources):
-        bundle.prefetch(int(record_starts[a]), int(record_ends[b - 1]))  # the block's pages
+        if b > a:
+            bundle.prefetch(int(record_starts[a]), int(record_ends[b - 1]))  # the block's pages
         # Every piece of the block with its sort key: 2*record for a record's own session row or
         # diagnostics (one line each), 2*record+1 for the typed rows of a chunk (one byte range).
         # A stable sort puts them in file order.
@@ -966,7 +967,8 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
             keep = keys <= 2 * failed.error_chunk + 1
             keys, starts, stops = keys[keep], starts[keep], stops[keep]
         order = np.argsort(keys, kind="stable")
-        bundle.release_pages(int(record_ends[b - 1]))  # read: let the file's pages go
+        if b > a:
+            bundle.release_pages(int(record_ends[b - 1]))  # read: let the file's pages go
         yield gather_ranges(data, starts[order], stops[order])
         if failed is not None:
             raise failed.error
