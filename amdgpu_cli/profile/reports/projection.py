@@ -248,11 +248,13 @@ class Projection:
 
     def aggregate(self) -> None:
         """The per-function, per-command-buffer and per-submission tables of the matched events.
-        `queue` prints no per-function table: it is left empty where no function's total could
-        pass its limit (the totals over every valid event do not), else built for its checks."""
-        functions = self.mode != QUEUE or not self._totals_fit()
-        self._aggregate_device(functions)
-        self._aggregate_host(functions)
+        `queue` prints the submission table and how many host executions there are: where no
+        group's total could pass its limit (the totals over every valid event do not), the
+        per-function and device execution tables are left empty and the host execution table
+        holds its groups alone; else every table is built, for its checks."""
+        full = self.mode != QUEUE or not self._totals_fit()
+        self._aggregate_device(full)
+        self._aggregate_host(full)
 
     def _totals_fit(self) -> bool:
         """Whether the totals over every valid matched event fit the limits of any group's."""
@@ -433,10 +435,10 @@ class Projection:
 
     # --- aggregation ------------------------------------------------------------------------------
 
-    def _aggregate_device(self, functions: bool = True) -> None:
+    def _aggregate_device(self, full: bool = True) -> None:
         ev = self.device
         duration = ev.duration
-        if functions:  # per function
+        if full:  # per function
             gid, first = group_ids(ev.pdo, ev.rows["executable_id"], ev.rows["function_ordinal"])
             table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration, U64_MAX,
                                   "dispatch aggregate tick total overflow")
@@ -449,22 +451,23 @@ class Projection:
                                                               for p in table["pdo"].tolist()])
             self.dispatch_groups = table
         # Per command-buffer execution (direct dispatches have no command buffer).
-        sel = np.flatnonzero(ev.rows["command_buffer_id"] != 0)
-        self.command_groups = _span_table(
-            ev, sel, ("command_buffer_id", "submission_id", "pdo", "queue", "stream"),
-            U64_MAX, "command aggregate tick total overflow")
+        if full:
+            sel = np.flatnonzero(ev.rows["command_buffer_id"] != 0)
+            self.command_groups = _span_table(
+                ev, sel, ("command_buffer_id", "submission_id", "pdo", "queue", "stream"),
+                U64_MAX, "command aggregate tick total overflow")
         # Per queue submission.
         self.submission_groups = _span_table(
             ev, np.arange(len(ev)), ("pdo", "queue", "stream", "submission_id"), U64_MAX,
             "queue aggregate tick total overflow")
 
-    def _aggregate_host(self, functions: bool = True) -> None:
+    def _aggregate_host(self, full: bool = True) -> None:
         ev = self.host
         rows = ev.rows
         if (rows["tile_duration_sum_ns"][ev.valid] < 0).any():
             raise AmdgpuCliError("host dispatch aggregate total overflow", status="OUT_OF_RANGE")
         duration = ev.duration
-        if functions:
+        if full:
             gid, first = group_ids(ev.pdo, rows["executable_id"], rows["function_ordinal"])
             table = _timing_table(gid, len(first), ev.valid, ev.start, ev.end, duration,
                                   INT64_MAX, "host dispatch aggregate total overflow")
@@ -478,8 +481,13 @@ class Projection:
             self.host_groups = table
         sel = np.flatnonzero(rows["command_buffer_id"] != 0)
         keys = ("command_buffer_id", "submission_id", "pdo", "queue", "stream")
-        table = _span_table(ev, sel, keys, INT64_MAX, "host command aggregate total overflow")
-        _tile_columns(table, ev.valid[sel], ev.rows.take(sel))
+        if full:
+            table = _span_table(ev, sel, keys, INT64_MAX, "host command aggregate total overflow")
+            _tile_columns(table, ev.valid[sel], ev.rows.take(sel))
+        else:  # the groups alone
+            columns = [_column(ev, k)[sel] for k in keys]
+            _, first = group_ids(*columns)
+            table = Table({k: column[first] for k, column in zip(keys, columns)})
         self.host_command_groups = table
 
     # --- shared timing helpers for the reports ----------------------------------------------------
