@@ -398,23 +398,24 @@ class _Exporter:
         self.times = DeviceTimes(model)
         self.data = memoryview(bundle.data)
         self.headers = bundle.records
-        self.sink: bytearray | None = None  # where rows are rendered, when set (_byte_blocks)
+        self.sink = bytearray()  # where rows are rendered (_byte_blocks: one per block)
         self._keys: dict[tuple[int, int, int], str] = {}
         self._op_keys: dict[tuple[int, int, int], str] = {}
         self._names: dict[str, dict[tuple, list[str]]] = {}
         self.formatters: dict[str, Callable] = {
             suffix: getattr(self, "_" + suffix.replace("-", "_")) for suffix in ROUTES}
 
-    # Each formatter takes (source, lo, hi) and returns the text rows of source.rows[lo:hi]; a
-    # formatter that finds a bad record at row k calls source.fail_at(k) and stops before it.
+    # Each formatter takes (source, lo, hi), appends the rows of source.rows[lo:hi] to the sink
+    # and returns where each ends; a formatter that finds a bad record at row k calls
+    # source.fail_at(k) and stops before it.
 
-    def format(self, source: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
-        """The rows source.rows[lo:hi] as JSONL bytes, and where each row ends (fewer rows when
-        a bad record stops them)."""
+    def format(self, source: _Rows, lo: int, hi: int) -> np.ndarray:
+        """The rows source.rows[lo:hi] as JSONL bytes appended to `sink`, and where each row ends
+        (fewer rows when a bad record stops them)."""
         if source.error is not None and source.error_row < hi:
             hi = max(lo, source.error_row)
         if hi <= lo:
-            return b"", np.zeros(0, np.uint64)
+            return np.zeros(0, np.uint64)
         return self.formatters[source.ct.suffix](source, lo, hi)
 
     # --- helpers
@@ -498,21 +499,17 @@ class _Exporter:
                 break
         return Strings(codes[:stop], texts)
 
-    def _render(self, template: str, index, columns: list) -> tuple[bytes, np.ndarray]:
-        """The rows rendered onto `self.sink` when it is set (then the bytes returned are
-        empty), else as bytes of their own."""
+    def _render(self, template: str, index, columns: list) -> np.ndarray:
+        """The rows appended to `self.sink`; where each ends, counted from where they begin."""
         n = len(index)
         layout = _LAYOUTS.get(template)
         if layout is None:
             layout = _LAYOUTS[template] = RowLayout.from_template(template)
-        block = layout.block_of([index, *[c[:n] for c in columns]])
-        if self.sink is None:
-            return block.render_bytes()
-        return b"", block.render_into(self.sink)
+        return layout.block_of([index, *[c[:n] for c in columns]]).render_into(self.sink)
 
     # --- metadata
 
-    def _devices(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _devices(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         present = _flag(r, "flags", F.DEVICE_UUID)
         uuids = [f'"{bytes(u).hex()}"' if p else "null"
@@ -521,13 +518,13 @@ class _Exporter:
             r["physical_device_ordinal"], r["flags"], r["queue_count"],
             _bools(present), uuids])
 
-    def _queues(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _queues(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         return self._render(T_QUEUE, s.chunk[lo:hi], [
             r["physical_device_ordinal"], r["queue_ordinal"],
             r["stream_id"]])
 
-    def _executables(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _executables(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         present = _flag(r, "flags", F.CODE_OBJECT_HASH)
         return self._render(T_EXECUTABLE, s.chunk[lo:hi], [
@@ -547,7 +544,7 @@ class _Exporter:
             wg[:, 1], wg[:, 2], _bools(present),
             _hashes(present, r["function_hash"])])
 
-    def _command_buffers(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _command_buffers(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         return self._render(T_COMMAND_BUFFER, s.chunk[lo:hi], [
             r["command_buffer_id"], r["flags"],
@@ -569,7 +566,7 @@ class _Exporter:
             key = self._op_keys[cache_key] = self._dispatch_key(pdo, eid, ordinal)
         return key
 
-    def _command_operations(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _command_operations(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         types, cids = r["type"].tolist(), r["command_buffer_id"].tolist()
         eids, ordinals = r["executable_id"].tolist(), r["function_ordinal"].tolist()
@@ -592,7 +589,7 @@ class _Exporter:
             r["target_offset"], r["length"],
             r["target_block_ordinal"], r["alternate_block_ordinal"]])
 
-    def _clock_correlations(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _clock_correlations(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         begin, end = r["host_time_begin_ns"], r["host_time_end_ns"]
         return self._render(T_CLOCK, s.chunk[lo:hi], [
@@ -603,7 +600,7 @@ class _Exporter:
 
     # --- events
 
-    def _dispatch_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _dispatch_events(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         chunk = s.chunk[lo:hi]
         h = self.headers[chunk]
@@ -620,7 +617,7 @@ class _Exporter:
             wc[:, 0], wc[:, 1], wc[:, 2],
             wg[:, 0], wg[:, 1], wg[:, 2], starts, ends, *times])
 
-    def _queue_device_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _queue_device_events(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         types = r["type"]
         return self._render(T_QUEUE_DEVICE, s.chunk[lo:hi], [
@@ -632,7 +629,7 @@ class _Exporter:
             r["start_tick"], r["end_tick"],
             *self.times.columns(r["physical_device_ordinal"], r["start_tick"], r["end_tick"])])
 
-    def _host_execution_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _host_execution_events(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         pdos = r["physical_device_ordinal"]
         eids, ordinals = r["executable_id"], r["function_ordinal"]
@@ -653,7 +650,7 @@ class _Exporter:
             r["payload_length"], r["tile_count"],
             r["tile_duration_sum_ns"], r["operation_count"]])
 
-    def _command_region_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _command_region_events(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         start, end = r["start_host_time_ns"], r["end_host_time_ns"]
         valid = (start >= 0) & (end >= start)
@@ -675,7 +672,7 @@ class _Exporter:
             c("tail_start_offset_ns"), c("tail_drain_duration_ns"), c("keep_active_count"),
             c("publish_keep_active_count"), c("keep_warm_count")])
 
-    def _queue_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _queue_events(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         types = r["type"]
         return self._render(T_QUEUE_EVENT, s.chunk[lo:hi], [
@@ -688,7 +685,7 @@ class _Exporter:
             r["signal_count"], r["barrier_count"],
             r["operation_count"], r["payload_length"]])
 
-    def _memory_events(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _memory_events(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         types = r["type"]
         c = lambda name: r[name]  # noqa: E731
@@ -703,7 +700,7 @@ class _Exporter:
             c("pool_bytes_free"), c("pool_bytes_committed"), c("pool_budget_limit"),
             c("pool_reservation_count"), c("pool_slab_count")])
 
-    def _event_relationships(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _event_relationships(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         kinds, sources, targets = r["type"].tolist(), r["source_type"].tolist(), \
             r["target_type"].tolist()
@@ -725,7 +722,7 @@ class _Exporter:
             r["flags"], r["counter_count"], r["sample_value_count"],
             self._strings(s, lo, hi, "name_length")[0]])
 
-    def _counters(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _counters(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         tail = (r["block_name_length"].astype(np.int64) + r["name_length"]
                 + r["description_length"])
@@ -776,7 +773,7 @@ class _Exporter:
             r["source_kind"], r["source_revision"],
             r["metric_count"], self._strings(s, lo, hi, "name_length")[0]])
 
-    def _device_metric_descriptors(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _device_metric_descriptors(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         hi = self._check_lengths(
             s, lo, hi, r["name_length"].astype(np.int64) + r["description_length"],
@@ -844,7 +841,7 @@ class _Exporter:
             _uncertainty(begin, end), _bools(_flag(r, "flags", F.METRIC_SOURCE_TIMESTAMP)),
             r["source_timestamp"], r["source_timestamp_frequency_hz"], values])
 
-    def _executable_traces(self, s: _Rows, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    def _executable_traces(self, s: _Rows, lo: int, hi: int) -> np.ndarray:
         r = s.rows[lo:hi]
         formats = r["format"].tolist()
         c = lambda name: r[name]  # noqa: E731
@@ -949,7 +946,7 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
             lo, hi = np.searchsorted(source.chunk, [a, b]).tolist()
             if hi > lo:
                 base = len(data)
-                _, row_ends = exporter.format(source, lo, hi)  # appended to data
+                row_ends = exporter.format(source, lo, hi)  # rows appended to data
                 if len(row_ends):
                     chunk = source.chunk[lo:lo + len(row_ends)]
                     last = np.append(np.flatnonzero(chunk[1:] != chunk[:-1]), len(chunk) - 1)
