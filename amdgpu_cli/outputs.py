@@ -23,8 +23,8 @@ was written (in-place targets: nothing can be taken back, so nothing is done). `
 the context-manager form. Write failures (a full disk) surface as `OutputError` naming the path.
 
 Named temporaries (the fallback where O_TMPFILE is missing) are tracked so that SIGTERM and
-SIGHUP, as turned into exceptions by `raise_on_termination()`, and SIGINT (KeyboardInterrupt)
-remove them while unwinding.
+SIGHUP, as turned into exceptions by `raise_on_termination()` (cli/boundary.py), and SIGINT
+(KeyboardInterrupt) remove them while unwinding.
 
 New files get the mode a plain `open()` would give them (0666 less the umask); a replaced file
 keeps its mode.
@@ -36,7 +36,6 @@ import contextlib
 import errno
 import io
 import os
-import signal
 import stat
 import sys
 from typing import IO, Iterator
@@ -304,18 +303,6 @@ def write_outputs(items: list[tuple[OutputFile, bytes]]) -> None:
         for target in opened:
             target.discard()
         raise
-
-
-def raise_on_termination() -> None:
-    """SIGTERM and SIGHUP raise SystemExit(128 + signal) in the main thread, so `with` blocks
-    unwind and temporaries go; a no-op off the main thread."""
-    def handler(signum, _frame):
-        raise SystemExit(128 + signum)
-
-    with contextlib.suppress(ValueError):  # not the main thread
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(signum) == signal.SIG_DFL:
-                signal.signal(signum, handler)
 
 
 class _Unclosed(io.RawIOBase):

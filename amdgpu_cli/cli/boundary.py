@@ -54,8 +54,6 @@ def enter(run, argv) -> None:
         run()
         return
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported
-    from amdgpu_cli.outputs import raise_on_termination
-
     raise_on_termination()  # SIGTERM/SIGHUP unwind like Ctrl-C, so unfinished outputs are dropped
     try:
         run()
@@ -63,6 +61,20 @@ def enter(run, argv) -> None:
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     exit_now(code)
+
+
+def raise_on_termination() -> None:
+    """SIGTERM and SIGHUP raise SystemExit(128 + signal) in the main thread, so `with` blocks
+    unwind and temporaries go (amdgpu_cli/outputs.py); a no-op off the main thread."""
+    import signal
+
+    def handler(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    with contextlib.suppress(ValueError):  # not the main thread
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                signal.signal(signum, handler)
 
 
 def exit_now(code: int) -> None:

@@ -17,35 +17,36 @@ from __future__ import annotations
 
 import sys
 
-import click
-
 from amdgpu_cli import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="amdgpu")
-def cli() -> None:
-    """IREE's run, profile and replay tools for AMD GPUs (and the CPU and CUDA drivers).
+def _root():
+    """The `amdgpu` group and its subcommands (click is imported here: `amdgpu-profile` runs
+    plain command lines without it)."""
+    import click
 
-    Add --debug anywhere to see tracebacks for errors.
-    """
-
-
-def _register() -> None:
     from amdgpu_cli.cli.benchmark import benchmark
     from amdgpu_cli.cli.devices import dump_devices
     from amdgpu_cli.cli.profile import profile
     from amdgpu_cli.cli.replay import replay
     from amdgpu_cli.cli.run import run
 
-    cli.add_command(benchmark)
-    cli.add_command(dump_devices)
-    cli.add_command(profile)
-    cli.add_command(replay)
-    cli.add_command(run)
+    @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+    @click.version_option(__version__, prog_name="amdgpu")
+    def cli() -> None:
+        """IREE's run, profile and replay tools for AMD GPUs (and the CPU and CUDA drivers).
+
+        Add --debug anywhere to see tracebacks for errors.
+        """
+
+    for command in (benchmark, dump_devices, profile, replay, run):
+        cli.add_command(command)
+    return cli
 
 
-def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) -> None:
+def _run(command, prog_name: str, argv: list[str] | None = None) -> None:
+    import click
+
     from amdgpu_cli.cli.boundary import guarded
     from amdgpu_cli.cli.terminal import error
 
@@ -86,7 +87,7 @@ def _run(command: click.Command, prog_name: str, argv: list[str] | None = None) 
             sys.exit(e.exit_code)
 
 
-def _enter(command: click.Command, prog_name: str, argv: list[str] | None) -> None:
+def _enter(command, prog_name: str, argv: list[str] | None) -> None:
     """Runs `command`; a console script (`argv` None) then ends without interpreter teardown."""
     from amdgpu_cli.cli.boundary import enter
 
@@ -94,13 +95,29 @@ def _enter(command: click.Command, prog_name: str, argv: list[str] | None) -> No
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register()
-    _enter(cli, "amdgpu", argv)
+    _enter(_root(), "amdgpu", argv)
 
 
 def profile_main(argv: list[str] | None = None) -> None:
-    _register()
-    _enter(cli.commands["profile"], "amdgpu-profile", argv)
+    # A plain command line runs without click (cli/profile_commands.py); any other goes to the
+    # click commands, for their help and usage errors.
+    from amdgpu_cli.cli.boundary import enter, guarded
+    from amdgpu_cli.cli.profile_commands import plain
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    call = plain([a for a in args if a != "--debug"])
+    if call is None:
+        from amdgpu_cli.cli.profile import profile
+
+        _enter(profile, "amdgpu-profile", argv)
+        return
+
+    def run_plain() -> None:
+        with guarded("--debug" in args):
+            call()
+            sys.stdout.flush()  # inside the guard: a reader that went away is a BrokenPipeError
+
+    enter(run_plain, argv)
 
 
 def run_main(argv: list[str] | None = None) -> None:
