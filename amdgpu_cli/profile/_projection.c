@@ -44,7 +44,9 @@ _Static_assert(sizeof(((projection_t*)0)->tables) / sizeof(projection_table_t) =
     X(PH_QUEUE, F_HOST_EXECUTION, 68) X(PH_FUNCTION, F_HOST_EXECUTION, 76)                   \
     X(PH_WORKGROUP_COUNT, F_HOST_EXECUTION, 80) X(PH_WORKGROUP_SIZE, F_HOST_EXECUTION, 92)    \
     X(PH_START, F_HOST_EXECUTION, 104) X(PH_END, F_HOST_EXECUTION, 112)                      \
-    X(PH_TILES, F_HOST_EXECUTION, 128) X(PH_TILE_NS, F_HOST_EXECUTION, 136)
+    X(PH_TILES, F_HOST_EXECUTION, 128) X(PH_TILE_NS, F_HOST_EXECUTION, 136)                  \
+    X(PD_FLAGS, F_DISPATCHES, 4) X(PH_FLAGS, F_HOST_EXECUTION, 8)                           \
+    X(PH_STATUS, F_HOST_EXECUTION, 12)
 
 FIELD_OFFSETS(PROJ_FIELDS)
 
@@ -78,6 +80,7 @@ void projection_free(projection_t* p) {
     key_rows_free(&p->functions);
     key_rows_free(&p->queues);
     key_rows_free(&p->buffers);
+    free(p->events);
     memset(p, 0, sizeof(*p));
 }
 
@@ -213,6 +216,69 @@ static void keep_top(projection_t* p, int host, const uint8_t* r, uint64_t pdo, 
 
 static int wanted(const projection_t* p, int table) { return !((p->tables_left_out >> table) & 1); }
 
+/* --dispatch_events: one matched event kept as its row prints it. Nonzero: out of memory. */
+static int keep_event(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
+                      uint64_t stream, uint64_t function_row, int valid, uint64_t start,
+                      uint64_t end, const uint8_t* workgroups) {
+    if (p->event_count == p->event_capacity) {
+        uint64_t n = p->event_capacity ? p->event_capacity * 2 : 4096;
+        projection_event_t* grown = (projection_event_t*)realloc(p->events, n * sizeof(*grown));
+        if (!grown) return 1;
+        p->events = grown;
+        p->event_capacity = n;
+    }
+    projection_event_t* e = &p->events[p->event_count++];
+    memset(e, 0, sizeof(*e));
+    e->stream_id = stream;
+    e->start = start;
+    e->end = end;
+    e->duration = valid ? end - start : 0;
+    e->function = function_row;
+    e->physical_device_ordinal = (uint32_t)pdo;
+    e->queue_ordinal = (uint32_t)queue;
+    e->host = (uint8_t)host;
+    e->valid = (uint8_t)valid;
+    memcpy(e->workgroup_count, workgroups, 12);
+    memcpy(e->workgroup_size, workgroups + 12, 12);
+    if (host) {
+        e->event_id = u64_at(r + PH_EVENT);
+        e->submission_id = u64_at(r + PH_SUBMISSION);
+        e->command_buffer_id = u64_at(r + PH_COMMAND_BUFFER);
+        e->executable_id = u64_at(r + PH_EXECUTABLE);
+        e->command_index = u32_at(r + PH_COMMAND_INDEX);
+        e->function_ordinal = u32_at(r + PH_FUNCTION);
+        e->flags = u32_at(r + PH_FLAGS);
+        e->status_code = u32_at(r + PH_STATUS);
+        e->tile_count = u64_at(r + PH_TILES);
+        e->tile_duration_sum_ns = i64_at(r + PH_TILE_NS);
+        e->duration_ns = e->duration;
+    } else {
+        e->event_id = u64_at(r + PD_EVENT);
+        e->submission_id = u64_at(r + PD_SUBMISSION);
+        e->command_buffer_id = u64_at(r + PD_COMMAND_BUFFER);
+        e->executable_id = u64_at(r + PD_EXECUTABLE);
+        e->command_index = u32_at(r + PD_COMMAND_INDEX);
+        e->function_ordinal = u32_at(r + PD_FUNCTION);
+        e->flags = u32_at(r + PD_FLAGS);
+    }
+    return 0;
+}
+
+/* The fitted duration of the device's kept events (clock.py's ticks_to_ns: rounded, 0 where it
+ * passes int64), once the caller knows the device's clock fit. */
+void projection_events_fit(projection_t* p, uint32_t device, uint64_t tick_span,
+                           uint64_t time_span) {
+    for (uint64_t i = 0; i < p->event_count; ++i) {
+        projection_event_t* e = &p->events[i];
+        if (e->host || e->physical_device_ordinal != device) continue;
+        e->clock_fit_available = 1;
+        if (!e->valid) continue;
+        unsigned __int128 ns =
+            ((unsigned __int128)e->duration * time_span + tick_span / 2) / tick_span;
+        e->duration_ns = ns <= (unsigned __int128)INT64_MAX ? (uint64_t)ns : 0;
+    }
+}
+
 /* One event of either domain, after its id matched. Nonzero: decline. */
 static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
                        uint64_t stream, uint64_t executable, uint64_t function,
@@ -221,6 +287,7 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
     uint64_t qkey[3] = {pdo, queue, stream};
     uint64_t fkey[4] = {pdo, executable, function, (uint64_t)-1};
     int64_t key_index = -1;
+    uint64_t function_row;  /* + 1 */
     if (p->deferred) {  /* everything matches; the caller checks what was seen afterwards */
         if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {
             if (projection_know_queue(p, pdo, queue, stream)) return 1;
@@ -229,7 +296,7 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         if (p->check_command_buffers && command_buffer != 0 &&
             projection_know_command_buffer(p, command_buffer))
             return 1;
-        if (!key_rows_add(&p->functions, fkey, 4, 3)) return 1;
+        if (!(function_row = key_rows_add(&p->functions, fkey, 4, 3))) return 1;
     } else {
         if (memcmp(qkey, p->last_queue, sizeof(qkey)) != 0) {  /* events come in runs per queue */
             if (!key_rows_find(&p->queues, qkey, 3, 3)) return 1;
@@ -238,7 +305,7 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         if (p->check_command_buffers && command_buffer != 0 &&
             !key_rows_find(&p->buffers, &command_buffer, 1, 1))
             return 1;
-        uint64_t f = key_rows_find(&p->functions, fkey, 4, 3);
+        uint64_t f = function_row = key_rows_find(&p->functions, fkey, 4, 3);
         if (!f) return 1;
         key_index = (int64_t)p->functions.rows[(f - 1) * 4 + 3];
         if (key_index < 0) return 0;  /* the function's key does not pass --filter */
@@ -253,6 +320,9 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         p->device_valid += valid;
     }
     if (p->keep_top && valid) keep_top(p, host, r, pdo, queue, stream, end - start);
+    if (p->keep_events && keep_event(p, host, r, pdo, queue, stream, function_row - 1, valid,
+                                     start, end, workgroups))
+        return 1;
     uint64_t tiles = host ? u64_at(r + PH_TILES) : 0;
     int64_t tile_ns = host ? i64_at(r + PH_TILE_NS) : 0;
     if (p->tables_left_out && valid) {

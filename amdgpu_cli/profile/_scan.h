@@ -150,6 +150,21 @@ typedef struct {
     uint64_t last;     /* the group touched last, + 1 */
 } projection_table_t;
 
+/* One matched dispatch (a device event or a host span), as --dispatch_events prints it. */
+typedef struct {
+    uint64_t event_id, submission_id, command_buffer_id, executable_id, stream_id;
+    uint64_t start, end;             /* ticks, or host ns (int64 bits) */
+    uint64_t duration;               /* end - start where valid, else 0 */
+    uint64_t duration_ns;            /* device: fitted by projection_events_fit; host: duration */
+    uint64_t tile_count;
+    int64_t tile_duration_sum_ns;
+    uint64_t function;               /* row of projection_t.functions (its key) */
+    uint32_t physical_device_ordinal, queue_ordinal, command_index, function_ordinal, flags,
+             status_code;
+    uint32_t workgroup_count[3], workgroup_size[3];
+    uint8_t host, valid, clock_fit_available, reserved[5];
+} projection_event_t;
+
 typedef struct {
     /* inputs */
     int64_t id;                      /* --id, or -1 */
@@ -173,6 +188,10 @@ typedef struct {
     int keep_top;
     top_dispatch_t top_device[8], top_host[8];
     uint32_t top_device_count, top_host_count;
+    /* --dispatch_events: every matched event, in file order */
+    int keep_events;
+    projection_event_t* events;
+    uint64_t event_count, event_capacity;
 } projection_t;
 
 int projection_layout(uint32_t* families, uint32_t* offsets, int capacity);
@@ -184,6 +203,8 @@ int projection_run(const uint8_t* data, uint64_t length, uint64_t offset, const 
                    const uint32_t* type_lengths, int type_count, uint64_t window,
                    projection_t* p);
 void projection_free(projection_t* p);
+void projection_events_fit(projection_t* p, uint32_t device, uint64_t tick_span,
+                           uint64_t time_span);
 int projection_scan(const uint8_t* data, uint64_t length, uint64_t offset, const uint8_t* types,
                     const uint32_t* type_lengths, int type_count, uint64_t window, uint32_t skip,
                     scan_entry_t* out, uint64_t capacity, uint64_t* out_count,

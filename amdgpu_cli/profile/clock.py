@@ -13,9 +13,6 @@ conversions over whole columns are in `tick_columns.py`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
-
 from amdgpu_cli.profile.names import Flags
 
 INT64_MAX = (1 << 63) - 1
@@ -26,17 +23,19 @@ HOST_CPU_TIMESTAMP_NS = "host_cpu_timestamp_ns"
 IREE_HOST_TIME_NS = "iree_host_time_ns"
 
 
-@dataclass
 class DeviceClock:
-    """The clock samples seen for one physical device."""
+    """The clock samples seen for one physical device: how many, how many unaligned, the first
+    and the last (mappings of the clock-correlation fields)."""
 
-    physical_device_ordinal: int
-    sample_count: int = 0
-    unaligned_count: int = 0
-    first: Mapping | None = None
-    last: Mapping | None = None
+    def __init__(self, physical_device_ordinal: int, sample_count: int = 0,
+                 unaligned_count: int = 0, first: dict | None = None, last: dict | None = None):
+        self.physical_device_ordinal = physical_device_ordinal
+        self.sample_count = sample_count
+        self.unaligned_count = unaligned_count
+        self.first = first
+        self.last = last
 
-    def add(self, sample: Mapping) -> None:
+    def add(self, sample: dict) -> None:
         if int(sample["flags"]) & F.CLOCK_DEVICE_TICK_UNALIGNED:
             self.unaligned_count += 1
         if self.sample_count == 0:
@@ -62,7 +61,7 @@ class DeviceClock:
         return ClockFit(domain, int(first["sample_id"]), int(last["sample_id"]), k0, k1, t0, t1)
 
 
-def _sample_time(sample: Mapping, domain: str) -> int | None:
+def _sample_time(sample: dict, domain: str) -> int | None:
     flags = int(sample["flags"])
     if domain == HOST_CPU_TIMESTAMP_NS:
         t = int(sample["host_cpu_timestamp_ns"])
@@ -75,15 +74,21 @@ def _sample_time(sample: Mapping, domain: str) -> int | None:
     return begin + (end - begin) // 2
 
 
-@dataclass(frozen=True)
 class ClockFit:
-    time_domain: str
-    first_sample_id: int
-    last_sample_id: int
-    first_tick: int
-    last_tick: int
-    first_time_ns: int
-    last_time_ns: int
+    """A first/last fit of device ticks to one host time domain."""
+
+    __slots__ = ("time_domain", "first_sample_id", "last_sample_id", "first_tick", "last_tick",
+                 "first_time_ns", "last_time_ns")
+
+    def __init__(self, time_domain: str, first_sample_id: int, last_sample_id: int,
+                 first_tick: int, last_tick: int, first_time_ns: int, last_time_ns: int):
+        self.time_domain = time_domain
+        self.first_sample_id = first_sample_id
+        self.last_sample_id = last_sample_id
+        self.first_tick = first_tick
+        self.last_tick = last_tick
+        self.first_time_ns = first_time_ns
+        self.last_time_ns = last_time_ns
 
     @property
     def tick_span(self) -> int:

@@ -9,7 +9,7 @@ decimals. Per-event rows come as row blocks (reports/toolkit.py) that render the
 
 from __future__ import annotations
 
-from typing import Any, Iterable, TextIO
+from typing import Any, Iterable, Iterator, TextIO
 
 
 class Fixed(float):
@@ -87,3 +87,31 @@ def write_rows(out: TextIO, rows: Iterable[dict[str, Any]]) -> None:
     finally:  # rows before a failure are out, as IREE's are
         if pending:
             write("".join(pending))
+
+
+class Rows:
+    """A report's rows in order: dicts and row blocks (anything with `write_jsonl`). Iterates one
+    row at a time; `parts()` gives the dicts and blocks themselves (what `write_rows` renders)."""
+
+    def __init__(self, parts: Iterable):
+        self._parts = iter(parts)
+        self._current: Iterator | None = None
+
+    def parts(self) -> Iterator:
+        return self._parts
+
+    def __iter__(self) -> "Rows":
+        return self
+
+    def __next__(self):
+        while True:
+            if self._current is not None:
+                row = next(self._current, None)
+                if row is not None:
+                    return row
+                self._current = None
+            part = next(self._parts)
+            if hasattr(part, "write_jsonl"):
+                self._current = iter(part)
+            else:
+                return part

@@ -37,6 +37,13 @@ def map_file(path: str) -> mmap.mmap | None:
                              status="UNAVAILABLE") from None
 
 
+def page_window(length: int) -> int:
+    """The window a pass over a file mapping of `length` bytes pages it by (the native passes'
+    `window`): WINDOW_BYTES, or 0 (no paging: the pages stay mapped until the mapping goes) for
+    a file of one window or less, which a report may read several times over."""
+    return WINDOW_BYTES if length > WINDOW_BYTES else 0
+
+
 def valid_header(mm) -> tuple[int | None, int]:
     """(first record offset, logical length) of a mapped bundle, or (None, 0) when its file header
     is one the reader rejects (the reader then says why)."""

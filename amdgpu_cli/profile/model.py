@@ -11,35 +11,32 @@ tools apply (reference ireeprof.md sections 2.1, 2.4, 4 and 7):
   file order; command operations must carry block coordinates exactly when flagged BLOCK_STRUCTURE;
   variable-size records must match their length fields. Violations raise BundleFormatError.
 
-Lookups are plain dicts. Function keys are the function name, or `device<pdo>/executable<id>#<n>`
+Lookups are plain dicts, and records too: each metadata record is decoded by its `layouts.py`
+layout into a dict of Python ints (arrays as tuples). The model needs no numpy: it reads a
+`source`, the opened `Bundle` or the one-pass reducers' own metadata view, through three members:
+`check()` (raises the record-chain error), `typed_records(suffix)` (each typed record's file offset
+and chunk record index, in file order, after IREE's typed-record walk and its errors) and `data`
+(the file's bytes). Function keys are the function name, or `device<pdo>/executable<id>#<n>`
 (`executable<id>#<n>` when the device is unknown) for nameless functions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import numpy as np
-
 from amdgpu_cli.errors import BundleFormatError, MissingMetadataError
-from amdgpu_cli.profile import schema
+from amdgpu_cli.profile import layouts
 from amdgpu_cli.profile.clock import HOST_CPU_TIMESTAMP_NS, ClockFit, DeviceClock
-from amdgpu_cli.profile.reader import Bundle
-
-U32_MAX = schema.U32_MAX
+from amdgpu_cli.profile.names import COMMAND_OP_NAMES, U32_MAX, U64_MAX, Flags
 
 
-@dataclass
 class Function:
-    executable_id: int
-    function_ordinal: int
-    flags: int
-    constant_count: int
-    binding_count: int
-    parameter_count: int
-    workgroup_size: tuple[int, int, int]
-    function_hash: tuple[int, int]
-    name: str
+    """One executable function's metadata (the first record of its key)."""
+
+    __slots__ = ("executable_id", "function_ordinal", "flags", "constant_count", "binding_count",
+                 "parameter_count", "workgroup_size", "function_hash", "name")
+
+    def __init__(self, **fields) -> None:
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
 
     def key(self, physical_device_ordinal: int = U32_MAX) -> str:
         if self.name:
@@ -47,37 +44,41 @@ class Function:
         return numeric_key(physical_device_ordinal, self.executable_id, self.function_ordinal)
 
 
-@dataclass
 class Executable:
-    record: np.void
-    functions: list[Function] = field(default_factory=list)
+    """An executable's record and its functions, in file order."""
+
+    def __init__(self, record: dict) -> None:
+        self.record = record
+        self.functions: list[Function] = []
 
     @property
     def executable_id(self) -> int:
-        return int(self.record["executable_id"])
+        return self.record["executable_id"]
 
 
-@dataclass
 class CommandBuffer:
-    record: np.void
-    operations: list[np.void] = field(default_factory=list)
+    """A command buffer's record and its recorded operations, in file order."""
+
+    def __init__(self, record: dict) -> None:
+        self.record = record
+        self.operations: list[dict] = []
 
     @property
     def command_buffer_id(self) -> int:
-        return int(self.record["command_buffer_id"])
+        return self.record["command_buffer_id"]
 
 
-@dataclass
 class MetricSource:
-    record: np.void
-    name: str
+    def __init__(self, record: dict, name: str) -> None:
+        self.record = record
+        self.name = name
 
 
-@dataclass
 class MetricDescriptor:
-    record: np.void
-    name: str
-    description: str
+    def __init__(self, record: dict, name: str, description: str) -> None:
+        self.record = record
+        self.name = name
+        self.description = description
 
 
 def numeric_key(physical_device_ordinal: int, executable_id: int, function_ordinal: int) -> str:
@@ -90,11 +91,11 @@ class Model:
     """Metadata indexed by key, in first-seen order."""
 
     def __init__(self) -> None:
-        self.queues: dict[tuple[int, int, int], np.void] = {}
+        self.queues: dict[tuple[int, int, int], dict] = {}
         self.executables: dict[int, Executable] = {}
         self.functions: dict[tuple[int, int], Function] = {}
         self.command_buffers: dict[int, CommandBuffer] = {}
-        self.command_operations: list[np.void] = []
+        self.command_operations: list[dict] = []
         self.devices: dict[int, DeviceClock] = {}
         self.metric_sources: dict[int, MetricSource] = {}
         self.metric_descriptors: dict[tuple[int, int], MetricDescriptor] = {}
@@ -103,36 +104,37 @@ class Model:
     # --- building ---------------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, bundle: Bundle) -> "Model":
-        bundle.check()
+    def build(cls, source) -> "Model":
+        """The model of `source` (a Bundle, or any view with its `check`, `typed_records` and
+        `data`): the metadata families in this order, so their errors come in IREE's."""
+        source.check()
         model = cls()
-        model._add_queues(bundle)
-        model._add_executables(bundle)
-        model._add_command_buffers(bundle)
-        model._add_clocks(bundle)
-        model._add_metrics(bundle)
+        model._add_queues(source)
+        model._add_executables(source)
+        model._add_command_buffers(source)
+        model._add_clocks(source)
+        model._add_metrics(source)
         return model
 
-    def _add_queues(self, bundle: Bundle) -> None:
-        for q in bundle.typed("queues").rows:
-            key = (int(q["physical_device_ordinal"]), int(q["queue_ordinal"]), int(q["stream_id"]))
+    def _add_queues(self, source) -> None:
+        for q, _, _ in _records(source, "queues", layouts.QUEUE):
+            key = (q["physical_device_ordinal"], q["queue_ordinal"], q["stream_id"])
             self.queues.setdefault(key, q)
 
-    def _add_executables(self, bundle: Bundle) -> None:
-        executables = bundle.typed("executables")
+    def _add_executables(self, source) -> None:
         first_chunk: dict[int, int] = {}
-        for row, chunk in zip(executables.rows, executables.chunk.tolist()):
-            eid = int(row["executable_id"])
+        for row, chunk, _ in _records(source, "executables", layouts.EXECUTABLE):
+            eid = row["executable_id"]
             if eid not in self.executables:
                 self.executables[eid] = Executable(row)
                 first_chunk[eid] = chunk
-        functions = bundle.typed("executable-functions")
-        for i, (row, chunk) in enumerate(zip(functions.rows, functions.chunk.tolist())):
-            name_length = int(row["name_length"])
-            if name_length != int(row["record_length"]) - schema.FUNCTION.itemsize:
+        head = layouts.FUNCTION.size
+        for row, chunk, offset in _records(source, "executable-functions", layouts.FUNCTION):
+            name_length = row["name_length"]
+            if name_length != row["record_length"] - head:
                 raise BundleFormatError("executable function name length is inconsistent",
                                         record_index=chunk)
-            eid, ordinal = int(row["executable_id"]), int(row["function_ordinal"])
+            eid, ordinal = row["executable_id"], row["function_ordinal"]
             if first_chunk.get(eid, chunk + 1) > chunk:
                 raise BundleFormatError(
                     "executable function references missing executable metadata "
@@ -140,29 +142,26 @@ class Model:
             if (eid, ordinal) in self.functions:
                 continue
             function = Function(
-                executable_id=eid, function_ordinal=ordinal, flags=int(row["flags"]),
-                constant_count=int(row["constant_count"]), binding_count=int(row["binding_count"]),
-                parameter_count=int(row["parameter_count"]),
-                workgroup_size=tuple(int(x) for x in row["workgroup_size"]),
-                function_hash=(int(row["function_hash"][0]), int(row["function_hash"][1])),
-                name=functions.strings(i, name_length)[0])
+                executable_id=eid, function_ordinal=ordinal, flags=row["flags"],
+                constant_count=row["constant_count"], binding_count=row["binding_count"],
+                parameter_count=row["parameter_count"], workgroup_size=row["workgroup_size"],
+                function_hash=row["function_hash"],
+                name=_strings(source, offset + head, name_length)[0])
             self.functions[(eid, ordinal)] = function
             self.executables[eid].functions.append(function)
 
-    def _add_command_buffers(self, bundle: Bundle) -> None:
-        buffers = bundle.typed("command-buffers")
+    def _add_command_buffers(self, source) -> None:
         first_chunk: dict[int, int] = {}
-        for row, chunk in zip(buffers.rows, buffers.chunk.tolist()):
-            cid = int(row["command_buffer_id"])
+        for row, chunk, _ in _records(source, "command-buffers", layouts.COMMAND_BUFFER):
+            cid = row["command_buffer_id"]
             if cid not in self.command_buffers:
                 self.command_buffers[cid] = CommandBuffer(row)
                 first_chunk[cid] = chunk
-        operations = bundle.typed("command-operations")
-        for row, chunk in zip(operations.rows, operations.chunk.tolist()):
-            cid, index = int(row["command_buffer_id"]), int(row["command_index"])
-            blocks = (int(row["block_ordinal"]), int(row["block_command_ordinal"]),
-                      int(row["target_block_ordinal"]), int(row["alternate_block_ordinal"]))
-            if int(row["flags"]) & schema.Flags.OP_BLOCK_STRUCTURE:
+        for row, chunk, _ in _records(source, "command-operations", layouts.COMMAND_OPERATION):
+            cid, index = row["command_buffer_id"], row["command_index"]
+            blocks = (row["block_ordinal"], row["block_command_ordinal"],
+                      row["target_block_ordinal"], row["alternate_block_ordinal"])
+            if row["flags"] & Flags.OP_BLOCK_STRUCTURE:
                 if blocks[0] == U32_MAX or blocks[1] == U32_MAX:
                     raise BundleFormatError(
                         "command operation declares block structure without block coordinates "
@@ -178,31 +177,33 @@ class Model:
             self.command_buffers[cid].operations.append(row)
             self.command_operations.append(row)
 
-    def _add_clocks(self, bundle: Bundle) -> None:
-        for sample in bundle.typed("clock-correlations").rows:
-            pdo = int(sample["physical_device_ordinal"])
+    def _add_clocks(self, source) -> None:
+        for sample, _, _ in _records(source, "clock-correlations", layouts.CLOCK_CORRELATION):
+            pdo = sample["physical_device_ordinal"]
             self.devices.setdefault(pdo, DeviceClock(pdo)).add(sample)
 
-    def _add_metrics(self, bundle: Bundle) -> None:
-        sources = bundle.typed("device-metric-sources")
-        for i, row in enumerate(sources.rows):
-            n = int(row["name_length"])
-            if n != int(row["record_length"]) - schema.METRIC_SOURCE.itemsize:
+    def _add_metrics(self, source) -> None:
+        head = layouts.METRIC_SOURCE.size
+        for row, chunk, offset in _records(source, "device-metric-sources", layouts.METRIC_SOURCE):
+            n = row["name_length"]
+            if n != row["record_length"] - head:
                 raise BundleFormatError(
                     "device metric source name length is inconsistent with record length",
-                    record_index=int(sources.chunk[i]))
-            self.metric_sources.setdefault(int(row["source_id"]),
-                                           MetricSource(row, sources.strings(i, n)[0]))
-        descriptors = bundle.typed("device-metric-descriptors")
-        for i, row in enumerate(descriptors.rows):
-            n, d = int(row["name_length"]), int(row["description_length"])
-            if n + d != int(row["record_length"]) - schema.METRIC_DESCRIPTOR.itemsize:
+                    record_index=chunk)
+            self.metric_sources.setdefault(
+                row["source_id"], MetricSource(row, _strings(source, offset + head, n)[0]))
+        head = layouts.METRIC_DESCRIPTOR.size
+        for row, chunk, offset in _records(source, "device-metric-descriptors",
+                                           layouts.METRIC_DESCRIPTOR):
+            n, d = row["name_length"], row["description_length"]
+            if n + d != row["record_length"] - head:
                 raise BundleFormatError(
                     "device metric descriptor string lengths are inconsistent with record length",
-                    record_index=int(descriptors.chunk[i]))
-            key = (int(row["source_id"]), int(row["metric_id"]))
+                    record_index=chunk)
+            key = (row["source_id"], row["metric_id"])
             if key not in self.metric_descriptors:
-                self.metric_descriptors[key] = MetricDescriptor(row, *descriptors.strings(i, n, d))
+                self.metric_descriptors[key] = MetricDescriptor(
+                    row, *_strings(source, offset + head, n, d))
 
     # --- lookups ----------------------------------------------------------------------------------
 
@@ -231,7 +232,7 @@ class Model:
         return function.key(physical_device_ordinal)
 
     def require_queue(self, physical_device_ordinal: int, queue_ordinal: int, stream_id: int,
-                      what: str = "dispatch event chunk") -> np.void:
+                      what: str = "dispatch event chunk") -> dict:
         queue = self.queues.get((physical_device_ordinal, queue_ordinal, stream_id))
         if queue is None:
             raise MissingMetadataError(
@@ -239,24 +240,42 @@ class Model:
                 f"queue={queue_ordinal} stream={stream_id}")
         return queue
 
-    def operation_key(self, operation: np.void) -> str:
+    def operation_key(self, operation: dict) -> str:
         """Key of a command operation: a dispatch's function key, else the op name."""
-        op_type = int(operation["type"])
-        name = schema.COMMAND_OP_NAMES.get(op_type, "unknown")
-        eid, ordinal = int(operation["executable_id"]), int(operation["function_ordinal"])
+        op_type = operation["type"]
+        name = COMMAND_OP_NAMES.get(op_type, "unknown")
+        eid, ordinal = operation["executable_id"], operation["function_ordinal"]
         if op_type != 2 or eid == 0 or ordinal == U32_MAX:
             return name
-        cid = int(operation["command_buffer_id"])
+        cid = operation["command_buffer_id"]
         cb = self.command_buffers.get(cid)
         if cb is None:
             raise MissingMetadataError(
                 "command operation references missing command-buffer metadata "
-                f"command_buffer={cid} command_index={int(operation['command_index'])}")
-        return self.dispatch_key(int(cb.record["physical_device_ordinal"]), eid, ordinal)
+                f"command_buffer={cid} command_index={operation['command_index']}")
+        return self.dispatch_key(cb.record["physical_device_ordinal"], eid, ordinal)
 
 
 def span_ticks(earliest_start: int, latest_end: int) -> float:
     """Visible span between the earliest start and the latest end tick (0 when empty)."""
-    if earliest_start == schema.U64_MAX or latest_end == 0 or latest_end < earliest_start:
+    if earliest_start == U64_MAX or latest_end == 0 or latest_end < earliest_start:
         return 0.0
     return float(latest_end - earliest_start)
+
+
+def _records(source, suffix: str, layout: layouts.Layout):
+    """(record as a dict, chunk record index, file offset) of each typed record of a family."""
+    data = source.data
+    offsets, chunks = source.typed_records(suffix)
+    decode = layout.decode
+    return [(decode(data, offset), chunk, offset) for offset, chunk in zip(offsets, chunks)]
+
+
+def _strings(source, start: int, *lengths: int) -> list[str]:
+    """Consecutive strings of the given byte lengths from file offset `start` (UTF-8, invalid
+    bytes replaced)."""
+    out = []
+    for n in lengths:
+        out.append(bytes(source.data[start:start + n]).decode("utf-8", "replace"))
+        start += n
+    return out

@@ -36,17 +36,30 @@ def content_name_table(ffi):
     return b"".join(CONTENT_NAMES), ffi.new("uint32_t[]", [len(n) for n in CONTENT_NAMES])
 
 
-def on_mapped_bundle(path: str, reduce):
-    """`reduce(mapping, first record offset, logical length)` over the bundle at `path`, for the
-    one-pass reducers; None, without calling it, when the native module is off, the file is
-    empty or its header is one the reader rejects (the exact path then says why)."""
+def open_mapped(path: str):
+    """(mapping, first record offset, logical length) of the bundle at `path`, for the one-pass
+    reducers; None when the native module is off, the file is empty or its header is one the
+    reader rejects (the exact path then says why). Raises the reader's error for a path that
+    cannot be opened."""
     if not native_enabled():
         return None
     mm = map_file(path)
     if mm is None:
         return None
-    try:
-        first, length = valid_header(mm)
-        return None if first is None else reduce(mm, first, length)
-    finally:
+    first, length = valid_header(mm)
+    if first is None:
         mm.close()
+        return None
+    return mm, first, length
+
+
+def on_mapped_bundle(path: str, reduce):
+    """`reduce(mapping, first record offset, logical length)` over the bundle at `path` (see
+    `open_mapped`; None without calling it where that gives None), unmapped afterwards."""
+    mapped = open_mapped(path)
+    if mapped is None:
+        return None
+    try:
+        return reduce(*mapped)
+    finally:
+        mapped[0].close()

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 
-@dataclass(frozen=True)
 class ReportOptions:
-    filter: str = "*"            # glob over function keys / op names / event type names
-    id: int = -1                 # -1: no id filter
-    dispatch_events: bool = False
-    counter_samples: bool = False
+    """The report flags: `filter` (a glob over function keys, op names or event type names), `id`
+    (-1: no id filter), `dispatch_events`, `counter_samples`. Read-only once made."""
+
+    __slots__ = ("filter", "id", "dispatch_events", "counter_samples")
+
+    def __init__(self, filter: str = "*", id: int = -1, dispatch_events: bool = False,
+                 counter_samples: bool = False):
+        for name, value in zip(self.__slots__, (filter, id, dispatch_events, counter_samples)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ReportOptions is read-only ({name})")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ReportOptions) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "ReportOptions(" + ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
 
     def matches(self, key: str) -> bool:
         return key_matches(key, self.filter)

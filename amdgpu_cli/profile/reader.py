@@ -29,7 +29,7 @@ import numpy as np
 
 from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file
+from amdgpu_cli.profile.mapped import WINDOW_BYTES, map_file, page_window
 from amdgpu_cli.profile.native import CONTENT_NAMES, content_name_table, native_enabled
 from amdgpu_cli.profile.native import scan as _native
 
@@ -288,9 +288,10 @@ class Bundle:
 
     @property
     def page_window(self) -> int:
-        """The window a native pass pages the data by: WINDOW_BYTES for a file mapping, 0 (no
-        paging advice) for data in memory, whose pages must not be let go."""
-        return WINDOW_BYTES if self._keepalive is not None else 0
+        """The window a native pass pages the data by: `mapped.page_window` for a file mapping
+        (0 for a small file), 0 (no paging advice) for data in memory, whose pages must not be
+        let go."""
+        return page_window(len(self.data)) if self._keepalive is not None else 0
 
     def release_pages(self, end: int | None = None) -> None:
         """Lets go of the mapped file pages read so far (all of them, or those before `end`): the
@@ -298,7 +299,7 @@ class Bundle:
         in this process's resident memory. Called after each pass that reads the whole file."""
         mm = self._keepalive
         dontneed = getattr(mmap, "MADV_DONTNEED", None)
-        if mm is None or dontneed is None:
+        if mm is None or dontneed is None or not self.page_window:
             return
         length = len(mm) if end is None else min(len(mm), end) // mmap.PAGESIZE * mmap.PAGESIZE
         if length > 0:
@@ -311,7 +312,7 @@ class Bundle:
         """Maps the file pages of [start, end) in one go (MADV_POPULATE_READ, Linux 5.14+): a
         pass about to read a window faults it in at once instead of page by page."""
         mm = self._keepalive
-        if mm is None or not _POPULATE_READ:
+        if mm is None or not _POPULATE_READ or not self.page_window:
             return
         start = max(0, start) // mmap.PAGESIZE * mmap.PAGESIZE
         end = min(len(mm), end)
@@ -393,6 +394,12 @@ class Bundle:
         if strict:
             typed.check_variable_lengths()
         return typed
+
+    def typed_records(self, suffix: str) -> tuple[list[int], list[int]]:
+        """Each typed record's file offset and chunk record index, in file order (`typed`'s walk
+        and errors): what the metadata model decodes its records from."""
+        typed = self.typed(suffix)
+        return typed.offsets.tolist(), typed.chunk.tolist()
 
     def locate(self, suffix: str) -> Located:
         """Where every typed record of one fixed-size content type is, without copying them: the

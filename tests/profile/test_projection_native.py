@@ -165,3 +165,85 @@ def test_tables_own_their_memory(mode, tmp_path):
                 while isinstance(owner, np.ndarray) and owner.base is not None:
                     owner = owner.base
                 assert isinstance(owner, np.ndarray), (name, key)
+
+
+def _rows_text(rows) -> str:
+    import io
+
+    from amdgpu_cli.profile.jsonl import write_rows
+
+    out = io.StringIO()
+    write_rows(out, rows)
+    return out.getvalue()
+
+
+def test_list_and_numpy_tables_give_the_same_rows(iree_bundles, tmp_path, monkeypatch):
+    # Small tables come back as lists, large ones (past LIST_GROUPS) as numpy columns; with the
+    # limit at 0 every table takes the numpy side, which must print the same bytes.
+    from amdgpu_cli.profile.reports import explain_native, projection_native
+
+    synthetic = tmp_path / "device.ireeprof"
+    synthetic.write_bytes(device_bundle())
+    reports = {**REPORTS, "explain": explain_native}
+    compared = 0
+    for path in [synthetic, *(p for _, p in sorted(iree_bundles.items()))]:
+        for name, module in reports.items():
+            for options in (ReportOptions(), ReportOptions(filter="*dispatch*")):
+                monkeypatch.setattr(projection_native, "LIST_GROUPS", 1 << 20)
+                listed = module.report_file(str(path), options)
+                monkeypatch.setattr(projection_native, "LIST_GROUPS", 0)
+                numpy_rows = module.report_file(str(path), options)
+                assert (listed is None) == (numpy_rows is None), (name, path)
+                if listed is not None:
+                    assert _rows_text(listed) == _rows_text(numpy_rows), (name, path, options)
+                    compared += 1
+    assert compared > 50
+
+
+def test_metadata_view_builds_the_bundles_model(iree_bundles, tmp_path):
+    # The one-pass reports build the model from the mapped file's metadata view; the exact path
+    # from the opened Bundle. Same records, same order, whichever built it.
+    from amdgpu_cli.profile.mapped import valid_header
+    from amdgpu_cli.profile.metadata_view import MetadataView, skip_mask
+    from amdgpu_cli.profile.model import Model
+    from amdgpu_cli.profile.reader import Bundle
+    from amdgpu_cli.profile.reports.projection_native import EVENT_FAMILIES
+
+    def facts(model: Model):
+        return (model.queues, [(e.record, [vars_of(f) for f in e.functions])
+                               for e in model.executables.values()],
+                [(c.record, c.operations) for c in model.command_buffers.values()],
+                model.command_operations,
+                {p: (d.sample_count, d.unaligned_count, d.first, d.last)
+                 for p, d in model.devices.items()},
+                {k: (s.record, s.name) for k, s in model.metric_sources.items()},
+                {k: (d.record, d.name, d.description) for k, d in model.metric_descriptors.items()})
+
+    def vars_of(function):
+        return {name: getattr(function, name) for name in function.__slots__}
+
+    synthetic = tmp_path / "device.ireeprof"
+    synthetic.write_bytes(device_bundle())
+    for path in [synthetic, *(p for _, p in sorted(iree_bundles.items()))]:
+        data = path.read_bytes()
+        first, length = valid_header(data)
+        view = MetadataView.walk(data, first, length, skip=skip_mask(EVENT_FAMILIES))
+        assert facts(Model.build(view)) == facts(Model.build(Bundle.open(path))), path
+
+
+def test_aggregate_reports_import_no_numpy(iree_bundles, iree_profile):
+    # A report whose one pass takes it (summary, statistics, explain, dispatch, executable,
+    # command: aggregates of a small bundle) runs without importing numpy, and prints what
+    # iree-profile prints.
+    import subprocess
+    import sys
+
+    path = iree_bundles["attention-local-task-all"]
+    code = ("import sys; from amdgpu_cli.cli.main import profile_main\n"
+            "try:\n    profile_main(sys.argv[1:])\n"
+            "finally:\n    sys.stderr.write('numpy' if 'numpy' in sys.modules else 'clean')\n")
+    for name in ("summary", "statistics", "explain", "dispatch", "executable", "command"):
+        ours = subprocess.run([sys.executable, "-c", code, name, "--format=jsonl", str(path)],
+                              capture_output=True, text=True)
+        assert ours.returncode == 0 and ours.stderr == "clean", (name, ours.stderr)
+        assert ours.stdout == iree_profile([name, "--format=jsonl", path]).stdout, name

@@ -201,3 +201,24 @@ def test_pure_python_and_native_reports_equal_iree_profile(iree_bundles, iree_pr
                                str(path)], capture_output=True, text=True, env=env, timeout=120)
         assert ours.returncode == 0, ours.stderr
         assert ours.stdout == theirs.stdout, (command, pure)
+
+
+@pytest.mark.parametrize("count", [0, 1, 300])
+def test_plain_blocks_render_and_read_as_column_blocks(count):
+    # `RowLayout.plain` (lists, the `%` format, no numpy) against `block` (numpy columns and, where
+    # built, the native renderer), and both against the expected text.
+    columns = _columns(count, seed=11)
+    names = columns["name"]
+    raw = columns["raw"]
+    listed = {key: (value.tolist() if hasattr(value, "tolist") else value)
+              for key, value in columns.items()}
+    listed["name"] = [names.texts[c] for c in names.codes.tolist()]
+    listed["raw"] = [raw.texts[c] for c in raw.codes.tolist()]
+    plain = LAYOUT.plain(**listed)
+    assert plain.text() == LAYOUT.block(**columns).text()
+    assert [line + "\n" for line in plain.texts()] == [_expected_line(columns, i) + "\n"
+                                                       for i in range(count)]
+    assert [dict(row) for row in plain] == [dict(row) for row in LAYOUT.block(**columns)]
+    out = io.StringIO()
+    write_rows(out, Rows([{"type": "before"}, plain]))
+    assert out.getvalue() == '{"type":"before"}\n' + plain.text()

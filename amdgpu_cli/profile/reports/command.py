@@ -11,17 +11,22 @@ iree-profile). With `--dispatch_events`: the event rows, then a `dispatch_summar
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from amdgpu_cli.profile import schema
+from amdgpu_cli.profile.jsonl import Rows
+from amdgpu_cli.profile.names import COMMAND_OP_NAMES, Flags
 from amdgpu_cli.profile.options import ReportOptions
-from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports import projection_native
-from amdgpu_cli.profile.reports.projection import COMMAND, HOST_TIMING, Projection
-from amdgpu_cli.profile.reports.toolkit import RowBlock, RowLayout, Rows
+from amdgpu_cli.profile.reports.aggregates import COMMAND, HOST_TIMING, Aggregates
+from amdgpu_cli.profile.reports.rows import RowBlock, RowLayout
+
+if TYPE_CHECKING:
+    from amdgpu_cli.profile.reader import Bundle
 
 
 def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    from amdgpu_cli.profile.reports.projection import Projection
+
     return Rows(_parts(Projection.build(bundle, COMMAND, options), options))
 
 
@@ -32,7 +37,7 @@ def report_file(path: str, options: ReportOptions = ReportOptions()) -> Rows | N
     return None if p is None else Rows(_parts(p, options))
 
 
-def _parts(p: Projection, options: ReportOptions) -> Iterator:
+def _parts(p: Aggregates, options: ReportOptions) -> Iterator:
     if options.dispatch_events:
         yield from p.event_rows()
         yield p.dispatch_summary_row()
@@ -45,7 +50,7 @@ def _parts(p: Projection, options: ReportOptions) -> Iterator:
         operations = model.command_operations
     matched = []
     for op in operations:
-        name = schema.COMMAND_OP_NAMES.get(int(op["type"]), "unknown")
+        name = COMMAND_OP_NAMES.get(int(op["type"]), "unknown")
         key = model.operation_key(op)
         if options.matches(name) or options.matches(key):
             matched.append((op, name, key))
@@ -76,14 +81,14 @@ def operation_row(op, name: str, key: str) -> dict:
     flags = int(op["flags"])
     return {"type": "command_operation", "command_buffer_id": int(op["command_buffer_id"]),
             "command_index": int(op["command_index"]), "op": name, "flags": flags,
-            "block_structure": bool(flags & schema.Flags.OP_BLOCK_STRUCTURE),
+            "block_structure": bool(flags & Flags.OP_BLOCK_STRUCTURE),
             "block_ordinal": int(op["block_ordinal"]),
             "block_command_ordinal": int(op["block_command_ordinal"]), "key": key,
             "executable_id": int(op["executable_id"]),
             "function_ordinal": int(op["function_ordinal"]),
             "binding_count": int(op["binding_count"]),
-            "workgroup_count": op["workgroup_count"].tolist(),
-            "workgroup_size": op["workgroup_size"].tolist(),
+            "workgroup_count": list(op["workgroup_count"]),
+            "workgroup_size": list(op["workgroup_size"]),
             "source_ordinal": int(op["source_ordinal"]),
             "target_ordinal": int(op["target_ordinal"]),
             "source_offset": int(op["source_offset"]),
@@ -92,7 +97,7 @@ def operation_row(op, name: str, key: str) -> dict:
             "alternate_block_ordinal": int(op["alternate_block_ordinal"])}
 
 
-def execution_rows(p: Projection) -> Iterator[dict]:
+def execution_rows(p: Aggregates) -> Iterator[dict]:
     t = p.command_groups
     for g in range(len(t)):
         timing = p.submission_timing(t, g)
@@ -108,18 +113,30 @@ def execution_rows(p: Projection) -> Iterator[dict]:
                "span_ns": timing["span_ns"], "total_dispatch_ns": timing["total_dispatch_ns"]}
 
 
-def host_execution_rows(p: Projection) -> RowBlock:
+def host_execution_rows(p: Aggregates) -> RowBlock:
+    """The command_host_execution rows: a block over the table's columns (numpy, or plain lists
+    from a small table of the native pass)."""
     t = p.host_command_groups
     if not len(t):
         return HOST_EXECUTION_ROW.empty()
     valid = t["valid"]
-    return HOST_EXECUTION_ROW.block(
-        command_buffer_id=t["command_buffer_id"], submission_id=t["submission_id"],
-        physical_device_ordinal=t["pdo"], queue_ordinal=t["queue"], stream_id=t["stream"],
-        dispatches=t["count"], valid=valid, invalid=t["invalid"],
-        span_ns=(t["latest"] - t["earliest"]) * (valid != 0), total_dispatch_ns=t["total"],
-        total_tile_count=t["tile_count"], total_tile_duration_sum_ns=t["tile_duration_sum_ns"])
+    columns = {key: t[name] for key, name in _HOST_EXECUTION_COLUMNS}
+    if isinstance(valid, list):
+        columns["span_ns"] = [latest - earliest if n else 0
+                              for latest, earliest, n in zip(t["latest"], t["earliest"], valid)]
+        return HOST_EXECUTION_ROW.plain(**columns)
+    columns["span_ns"] = (t["latest"] - t["earliest"]) * (valid != 0)
+    return HOST_EXECUTION_ROW.block(**columns)
 
+
+# Each key of a command_host_execution row but the span, and the table column it comes from.
+_HOST_EXECUTION_COLUMNS = [
+    ("command_buffer_id", "command_buffer_id"), ("submission_id", "submission_id"),
+    ("physical_device_ordinal", "pdo"), ("queue_ordinal", "queue"), ("stream_id", "stream"),
+    ("dispatches", "count"), ("valid", "valid"), ("invalid", "invalid"),
+    ("total_dispatch_ns", "total"), ("total_tile_count", "tile_count"),
+    ("total_tile_duration_sum_ns", "tile_duration_sum_ns"),
+]
 
 HOST_EXECUTION_ROW = RowLayout("command_host_execution", [
     *[(k, "=" + v) for k, v in HOST_TIMING.items()],

@@ -9,16 +9,20 @@ the summary (mode `events`). `--id` selects a dispatch event id. See projection.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
+from amdgpu_cli.profile.jsonl import Rows
 from amdgpu_cli.profile.options import ReportOptions
-from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports import projection_native
-from amdgpu_cli.profile.reports.projection import DISPATCH, HOST_TIMING, Projection
-from amdgpu_cli.profile.reports.toolkit import Rows
+from amdgpu_cli.profile.reports.aggregates import DISPATCH, HOST_TIMING, Aggregates, values
+
+if TYPE_CHECKING:
+    from amdgpu_cli.profile.reader import Bundle
 
 
 def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    from amdgpu_cli.profile.reports.projection import Projection
+
     return Rows(_parts(Projection.build(bundle, DISPATCH, options), options))
 
 
@@ -29,7 +33,7 @@ def report_file(path: str, options: ReportOptions = ReportOptions()) -> Rows | N
     return None if p is None else Rows(_parts(p, options))
 
 
-def _parts(p: Projection, options: ReportOptions) -> Iterator:
+def _parts(p: Aggregates, options: ReportOptions) -> Iterator:
     if options.dispatch_events:
         yield from p.event_rows()
         yield p.dispatch_summary_row()
@@ -39,13 +43,13 @@ def _parts(p: Projection, options: ReportOptions) -> Iterator:
     yield from host_groups(p)
 
 
-def device_groups(p: Projection) -> Iterator[dict]:
+def device_groups(p: Aggregates) -> Iterator[dict]:
     t = p.dispatch_groups
-    columns = zip(t["pdo"].tolist(), t["executable_id"].tolist(), t["function_ordinal"].tolist(),
-                  t["key"], t["count"].tolist(), t["valid"].tolist(), t["invalid"].tolist(),
-                  t["min"].tolist(), t["max"].tolist(), t["total"].tolist(), t["mean"].tolist(),
-                  t["stddev"].tolist(), t["last_workgroup_count"].tolist(),
-                  t["last_workgroup_size"].tolist())
+    columns = zip(values(t["pdo"]), values(t["executable_id"]), values(t["function_ordinal"]),
+                  t["key"], values(t["count"]), values(t["valid"]), values(t["invalid"]),
+                  values(t["min"]), values(t["max"]), values(t["total"]), values(t["mean"]),
+                  values(t["stddev"]), values(t["last_workgroup_count"]),
+                  values(t["last_workgroup_size"]))
     for g, (pdo, exe, fn, key, count, valid, invalid, lo, hi, total, mean, std, wc, ws) in \
             enumerate(columns):
         timing = p.dispatch_timing(g, mean)
@@ -63,16 +67,16 @@ def device_groups(p: Projection) -> Iterator[dict]:
                "last_workgroup_size": ws}
 
 
-def host_groups(p: Projection) -> Iterator[dict]:
+def host_groups(p: Aggregates) -> Iterator[dict]:
     t = p.host_groups
     if not len(t):
         return
-    columns = zip(t["pdo"].tolist(), t["executable_id"].tolist(), t["function_ordinal"].tolist(),
-                  t["key"], t["count"].tolist(), t["valid"].tolist(), t["invalid"].tolist(),
-                  t["min"].tolist(), t["max"].tolist(), t["total"].tolist(), t["mean"].tolist(),
-                  t["stddev"].tolist(), t["tile_count"].tolist(),
-                  t["tile_duration_sum_ns"].tolist(), t["last_workgroup_count"].tolist(),
-                  t["last_workgroup_size"].tolist())
+    columns = zip(values(t["pdo"]), values(t["executable_id"]), values(t["function_ordinal"]),
+                  t["key"], values(t["count"]), values(t["valid"]), values(t["invalid"]),
+                  values(t["min"]), values(t["max"]), values(t["total"]), values(t["mean"]),
+                  values(t["stddev"]), values(t["tile_count"]),
+                  values(t["tile_duration_sum_ns"]), values(t["last_workgroup_count"]),
+                  values(t["last_workgroup_size"]))
     for (pdo, exe, fn, key, count, valid, invalid, lo, hi, total, mean, std, tiles, tile_ns, wc,
          ws) in columns:
         yield {"type": "host_dispatch_group", **HOST_TIMING, "physical_device_ordinal": pdo,

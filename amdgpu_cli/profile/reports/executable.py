@@ -11,18 +11,21 @@ With `--dispatch_events`: the event rows, then a `dispatch_summary` (mode `event
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.schema import hash_hex
+from amdgpu_cli.profile.jsonl import Rows
+from amdgpu_cli.profile.names import Flags, hash_hex
 from amdgpu_cli.profile.options import ReportOptions
-from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports import projection_native
-from amdgpu_cli.profile.reports.projection import EXECUTABLE, HOST_TIMING, Projection
-from amdgpu_cli.profile.reports.toolkit import Rows
+from amdgpu_cli.profile.reports.aggregates import EXECUTABLE, HOST_TIMING, Aggregates, values
+
+if TYPE_CHECKING:
+    from amdgpu_cli.profile.reader import Bundle
 
 
 def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> Rows:
+    from amdgpu_cli.profile.reports.projection import Projection
+
     return Rows(_parts(Projection.build(bundle, EXECUTABLE, options), options))
 
 
@@ -33,7 +36,7 @@ def report_file(path: str, options: ReportOptions = ReportOptions()) -> Rows | N
     return None if p is None else Rows(_parts(p, options))
 
 
-def _parts(p: Projection, options: ReportOptions) -> Iterator:
+def _parts(p: Aggregates, options: ReportOptions) -> Iterator:
     if options.dispatch_events:
         yield from p.event_rows()
         yield p.dispatch_summary_row()
@@ -49,20 +52,20 @@ def _parts(p: Projection, options: ReportOptions) -> Iterator:
     host = _groups_by_function(p.host_groups)
     for executable in model.executables.values():
         record = executable.record
-        eid = int(record["executable_id"])
+        eid = record["executable_id"]
         if options.id >= 0 and eid != options.id:
             continue
-        flags = int(record["flags"])
-        has_hash = bool(flags & schema.Flags.CODE_OBJECT_HASH)
+        flags = record["flags"]
+        has_hash = bool(flags & Flags.CODE_OBJECT_HASH)
         yield {"type": "executable", "executable_id": eid, "flags": flags,
-               "function_count": int(record["function_count"]),
+               "function_count": record["function_count"],
                "code_object_hash_present": has_hash,
                "code_object_hash": hash_hex(record["code_object_hash"]) if has_hash else None}
         for function in executable.functions:
             key = function.key()
             if not options.matches(key):
                 continue
-            has_hash = bool(function.flags & schema.Flags.FUNCTION_HASH)
+            has_hash = bool(function.flags & Flags.FUNCTION_HASH)
             yield {"type": "executable_function", "executable_id": eid,
                    "function_ordinal": function.function_ordinal, "flags": function.flags,
                    "key": key, "constant_count": function.constant_count,
@@ -81,13 +84,13 @@ def _parts(p: Projection, options: ReportOptions) -> Iterator:
 def _groups_by_function(table) -> dict[tuple[int, int], list[int]]:
     out: dict[tuple[int, int], list[int]] = defaultdict(list)
     if len(table):
-        for g, ident in enumerate(zip(table["executable_id"].tolist(),
-                                      table["function_ordinal"].tolist())):
+        for g, ident in enumerate(zip(values(table["executable_id"]),
+                                      values(table["function_ordinal"]))):
             out[ident].append(g)
     return out
 
 
-def _device_group(p: Projection, g: int, key: str) -> dict:
+def _device_group(p: Aggregates, g: int, key: str) -> dict:
     t = p.dispatch_groups
     valid, total = int(t["valid"][g]), int(t["total"][g])
     average = total / float(valid) if valid else 0.0
@@ -105,7 +108,7 @@ def _device_group(p: Projection, g: int, key: str) -> dict:
             "total_ns": timing["total_ns"]}
 
 
-def _host_group(p: Projection, g: int, key: str) -> dict:
+def _host_group(p: Aggregates, g: int, key: str) -> dict:
     t = p.host_groups
     valid = int(t["valid"][g])
     return {"type": "executable_function_host_dispatch_group", **HOST_TIMING,

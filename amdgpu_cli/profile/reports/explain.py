@@ -38,7 +38,8 @@ aggregates them per function and per queue submission, and the memory accounting
 explain's own: the health counts, the queue busy/gap analysis, the top-N tables (IREE's
 replacement order, replayed only over the few events that can enter them), the queue operation
 counts, the hints, and the host span totals IREE refuses (naming the function or command buffer
-execution whose total fails).
+execution whose total fails). This module computes the parts by walking the whole bundle;
+`explain_rows.compose` (no numpy) makes the rows from them, as it does for explain_native's pass.
 
 Sources: IREE `tooling/profile/explain.c` (and the `dispatch.c`, `queue_query.c`, `memory.c`,
 `summary.c` aggregations it drives); ../shared/reference/ireeprof.md sections 3, 4.4 and 7.
@@ -46,57 +47,23 @@ Sources: IREE `tooling/profile/explain.c` (and the `dispatch.c`, `queue_query.c`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from amdgpu_cli.errors import BundleFormatError, MissingMetadataError
 from amdgpu_cli.profile import schema
-from amdgpu_cli.profile.clock import INT64_MAX, ClockFit
-from amdgpu_cli.profile.jsonl import Fixed
-from amdgpu_cli.profile.model import Model, span_ticks
+from amdgpu_cli.profile.clock import INT64_MAX
+from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.memory import DEVICE_BALANCES, POOL_WAIT, Accounting, balances
 from amdgpu_cli.profile.reports.projection import DISPATCH, Events, Projection
+from amdgpu_cli.profile.reports.explain_rows import (PRESSURE, TOP_DISPATCHES, Dispatches, Health,
+                                                     Memory, QueueOperations, compose,
+                                                     memory_pressure_row, top_dispatch_row)
 from amdgpu_cli.profile.reports.toolkit import exact_sum, group_ids
 
 U64_MAX = schema.U64_MAX
 RT = schema.RecordType
-
-TOP_FUNCTIONS = 10
-TOP_DISPATCHES = 8
-
-DEVICE_TIMING = "device_dispatch_event"
-HOST_TIMING = "host_execution_event"
-
-# The device balances explain reports, as memory.py names them, and explain's row keys.
-PRESSURE = [("slab", "slab_high_water_bytes"),
-            ("pool_reserved", "pool_reserved_high_water_bytes"),
-            ("pool_materialized", "pool_materialized_high_water_bytes"),
-            ("queue_inflight", "queue_inflight_high_water_bytes"),
-            ("buffer", "buffer_high_water_bytes")]
-
-HINTS = {
-    "unknown": ("warning", "format", "unknown records or chunks were present; newer producer data "
-                "may be missing from this analysis"),
-    "truncated": ("error", "format", "truncated chunks were present; timing and lifecycle totals "
-                  "may be incomplete"),
-    "invalid_dispatch": ("warning", "dispatch", "some dispatch events had missing or reversed "
-                         "timestamps and were excluded from timing totals"),
-    "invalid_host": ("warning", "dispatch", "some host execution dispatch spans had missing or "
-                     "reversed timestamps and were excluded from timing totals"),
-    "no_queue_events": ("info", "queue", "queue event records are absent; queue dependency and gap "
-                        "hints are limited to dispatch timestamp intervals"),
-    "pool_waits": ("warning", "memory", "pool wait events were observed; allocation readiness "
-                   "affected the captured queue schedule"),
-    "host_fallback": ("info", "dispatch", "device dispatch events are absent; top dispatch "
-                      "analysis is using host execution dispatch spans"),
-    "no_dispatches": ("info", "dispatch", "no valid dispatch events were captured; enable queue "
-                      "profiling on a producer that emits device timestamps"),
-}
-SESSION_HINT_MESSAGE = "profiling session end records reported non-OK status"
-
 
 def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> list[dict]:
     """All explain rows; raises (before any row) when the bundle cannot be explained."""
@@ -123,26 +90,6 @@ def report(bundle: Bundle, options: ReportOptions = ReportOptions()) -> list[dic
     if failures:
         raise min(failures, key=lambda e: (e.record_index if e.record_index is not None else -1))
     return compose(health, dispatches, queue_ops, memory, _top_dispatch_rows(dispatches))
-
-
-def compose(health: "_Health", dispatches: "_Dispatches", queue_ops: "_QueueOperations",
-            memory: "_Memory", top_dispatches: list[dict]) -> list[dict]:
-    """explain's rows from its parts (this module's exact walk, or explain_native's pass)."""
-    model = dispatches.p.model
-    devices = list(model.devices)
-    for pdo in dispatches.chunk_devices:
-        if pdo not in model.devices and pdo not in devices:
-            devices.append(pdo)
-
-    rows = [_summary_row(health, dispatches, queue_ops, memory)]
-    rows += [_device_row(dispatches, pdo) for pdo in devices]
-    rows += [_queue_row(dispatches, key, queue_ops.events) for key in model.queues]
-    rows += _top_function_rows(dispatches)
-    rows += top_dispatches
-    rows.append(queue_ops.row())
-    rows += memory.rows
-    rows += _hint_rows(health, dispatches, queue_ops, memory)
-    return rows
 
 
 # --- small helpers --------------------------------------------------------------------------------
@@ -211,19 +158,7 @@ def _overflow(message: str, record_index: int | None) -> BundleFormatError:
 # --- health (IREE's summary pass) -----------------------------------------------------------------
 
 
-@dataclass
-class _Health:
-    file_records: int
-    chunk_records: int
-    unknown_records: int
-    unknown_chunks: int
-    truncated_chunks: int
-    dropped_records: int
-    non_ok: int
-    first_non_ok: dict | None
-
-
-def _health(bundle: Bundle) -> _Health:
+def _health(bundle: Bundle) -> Health:
     """Record counts, plus the checks IREE's summary pass makes while counting every family."""
     bundle.check()
     for ct in schema.CONTENT_TYPES[1:]:
@@ -245,7 +180,7 @@ def _health(bundle: Bundle) -> _Health:
         first = {"session_id": int(e["session_id"]), "stream_id": int(e["stream_id"]),
                  "event_id": int(e["event_id"]), "status_code": code,
                  "status": schema.status_name(code)}
-    return _Health(
+    return Health(
         file_records=len(r),
         chunk_records=int(np.count_nonzero(is_chunk)),
         unknown_records=int(np.count_nonzero((rt < RT.SESSION_BEGIN) | (rt > RT.SESSION_END))),
@@ -290,17 +225,7 @@ def _check_summary_totals(bundle: Bundle) -> None:
 # --- dispatches (the dispatch projection) ---------------------------------------------------------
 
 
-@dataclass
-class _Dispatches:
-    p: Projection                  # matched events, per-function and per-submission tables
-    chunk_devices: list[int]       # header device of every dispatch chunk, in file order
-
-    @property
-    def uses_host_timing(self) -> bool:
-        return self.p.device_counts.valid == 0 and self.p.host_counts.valid != 0
-
-
-def _dispatches(bundle: Bundle, p: Projection, match_failure) -> _Dispatches:
+def _dispatches(bundle: Bundle, p: Projection, match_failure) -> Dispatches:
     """The projection's tables, once no matched event fails: the first in file order of the
     projection's metadata failures and the host spans IREE's totals refuse is raised."""
     candidates = [c for c in (match_failure, _host_total_failure(p.host)) if c is not None]
@@ -311,7 +236,7 @@ def _dispatches(bundle: Bundle, p: Projection, match_failure) -> _Dispatches:
     p.aggregate()
     chunk_devices = bundle.records["physical_device_ordinal"][
         bundle.chunk_indices("dispatch-events")]
-    return _Dispatches(p, [int(pdo) for pdo in dict.fromkeys(chunk_devices.tolist())])
+    return Dispatches(p, [int(pdo) for pdo in dict.fromkeys(chunk_devices.tolist())])
 
 
 def _host_total_failure(host: Events):
@@ -366,24 +291,7 @@ def _first_total_overflow(host: Events, terms, end: int) -> tuple[int, str] | No
 # --- queue events ---------------------------------------------------------------------------------
 
 
-@dataclass
-class _QueueOperations:
-    events: int
-    strategies: list[int]          # none, inline, device_barrier, software_defer
-    counts: list[int]              # per queue event type 0..11
-    payload: list[int]             # per queue event type 0..11 (wrapping like IREE's counters)
-
-    def row(self) -> dict:
-        s, c, p = self.strategies, self.counts, self.payload
-        return {"type": "explain_queue_operations", "events": self.events,
-                "strategy_none": s[0], "strategy_inline": s[1], "strategy_device_barrier": s[2],
-                "strategy_software_defer": s[3], "copy_bytes": p[4], "fill_bytes": p[5],
-                "update_bytes": p[6], "read_bytes": p[7], "write_bytes": p[8],
-                "dispatches": c[2], "executes": c[3], "allocas": c[9], "deallocas": c[10],
-                "host_calls": c[11]}
-
-
-def _queue_operations(bundle: Bundle, model: Model) -> _QueueOperations:
+def _queue_operations(bundle: Bundle, model: Model) -> QueueOperations:
     q = bundle.locate("queue-events")
     rows = q.columns("physical_device_ordinal", "queue_ordinal", "stream_id", "submission_id",
                      "type", "payload_length", "dependency_strategy")
@@ -402,21 +310,14 @@ def _queue_operations(bundle: Bundle, model: Model) -> _QueueOperations:
     payload = [int(rows["payload_length"][types == t].sum(dtype=np.uint64)) for t in range(12)]
     strategy = rows["dependency_strategy"]
     strategies = np.bincount(strategy[strategy <= 3], minlength=4)
-    return _QueueOperations(events=len(q), strategies=[int(x) for x in strategies],
+    return QueueOperations(events=len(q), strategies=[int(x) for x in strategies],
                             counts=[int(x) for x in counts], payload=payload)
 
 
 # --- memory events (the memory accounting) --------------------------------------------------------
 
 
-@dataclass
-class _Memory:
-    rows: list[dict]
-    events: int
-    pool_waits: bool
-
-
-def _memory_pressure(bundle: Bundle) -> _Memory:
+def _memory_pressure(bundle: Bundle) -> Memory:
     acc = Accounting(bundle, ReportOptions(), devices_only=True)
     if acc.overflow is not None:
         position, _ = acc.overflow
@@ -426,173 +327,10 @@ def _memory_pressure(bundle: Bundle) -> _Memory:
     waits = acc.device_type_counts[:, POOL_WAIT]
     out = [memory_pressure_row(pdo, [int(column[d]) for column in high_water], int(waits[d]))
            for d, pdo in enumerate(acc.device_ordinals.tolist())]
-    return _Memory(rows=out, events=acc.total_events, pool_waits=bool(waits.any()))
+    return Memory(rows=out, events=acc.total_events, pool_waits=bool(waits.any()))
 
 
-def memory_pressure_row(pdo: int, high_water: list[int], pool_waits: int) -> dict:
-    """A device's `explain_memory_pressure` row: high-water bytes in PRESSURE order."""
-    row = {"type": "explain_memory_pressure", "physical_device_ordinal": pdo}
-    for (_, key), value in zip(PRESSURE, high_water):
-        row[key] = value
-    row["pool_waits"] = pool_waits
-    return row
-
-
-# --- rows -----------------------------------------------------------------------------------------
-
-
-def _summary_row(health: _Health, dispatches: _Dispatches, queue_ops: _QueueOperations,
-                 memory: _Memory) -> dict:
-    p = dispatches.p
-    model, d, h = p.model, p.device_counts, p.host_counts
-    row = {"type": "explain_summary", "file_records": health.file_records,
-           "chunk_records": health.chunk_records, "unknown_records": health.unknown_records,
-           "unknown_chunks": health.unknown_chunks, "truncated_chunks": health.truncated_chunks,
-           "dropped_records": health.dropped_records,
-           "non_ok_session_end_records": health.non_ok,
-           "dispatches": d.matched, "valid_dispatches": d.valid,
-           "invalid_dispatches": d.invalid, "host_dispatches": h.matched,
-           "valid_host_dispatches": h.valid, "invalid_host_dispatches": h.invalid,
-           "queues": len(model.queues), "queue_events": queue_ops.events,
-           "command_buffers": len(model.command_buffers),
-           "command_operations": len(model.command_operations),
-           "memory_events": memory.events}
-    if health.first_non_ok:
-        f = health.first_non_ok
-        row.update({"first_non_ok_session_id": f["session_id"],
-                    "first_non_ok_stream_id": f["stream_id"],
-                    "first_non_ok_event_id": f["event_id"],
-                    "first_non_ok_status_code": f["status_code"],
-                    "first_non_ok_status": f["status"]})
-    return row
-
-
-def _device_row(dispatches: _Dispatches, pdo: int) -> dict:
-    p = dispatches.p
-    fit = p.model.clock_fit(pdo)
-    clock = p.model.devices.get(pdo)
-    subs = p.submission_groups
-    mine = (subs["pdo"] == pdo) & (subs["valid"] != 0)
-    if mine.any():
-        visible = span_ticks(int(subs["earliest"][mine].min()), int(subs["latest"][mine].max()))
-    else:
-        visible = span_ticks(U64_MAX, 0)
-    f = p.dispatch_groups
-    total = exact_sum(f["total"][f["pdo"] == pdo])
-    total_ns = fit.ticks_to_ns(total) if fit is not None and total != 0 else None
-    return {"type": "explain_device", "physical_device_ordinal": pdo,
-            "clock_fit_available": fit is not None,
-            "clock_samples": clock.sample_count if clock is not None else 0,
-            "visible_span_ticks": visible, "active_dispatch_ticks": total,
-            "active_over_visible": Fixed(total / visible if visible > 0.0 else 0.0, 6),
-            "tick_frequency_hz": fit.tick_frequency_hz if fit is not None else 0.0,
-            "visible_span_ns": visible * fit.ns_per_tick if fit is not None else 0.0,
-            "active_dispatch_time_ns_available": total_ns is not None,
-            "active_dispatch_ns": total_ns if total_ns is not None else 0}
-
-
-def _queue_row(dispatches: _Dispatches, key: tuple[int, int, int], queue_events: int) -> dict:
-    pdo, queue, stream = key
-    subs = dispatches.p.submission_groups
-    mine = (subs["pdo"] == pdo) & (subs["queue"] == queue) & (subs["stream"] == stream)
-    valid = mine & (subs["valid"] != 0)
-    total = exact_sum(subs["total"][mine])
-    busy = gap_total = gap_max = 0.0
-    gaps = 0
-    if valid.any():
-        starts, ends = subs["earliest"][valid], subs["latest"][valid]
-        order = np.lexsort((ends, starts))
-        starts, ends = starts[order], ends[order]
-        reach = np.maximum.accumulate(ends)           # merged end so far
-        new = np.r_[False, starts[1:] > reach[:-1]]    # a gap opens before these intervals
-        segment_start = np.r_[0, np.flatnonzero(new)]
-        segment_end = np.r_[np.flatnonzero(new) - 1, len(starts) - 1]
-        # IREE adds each merged span (and gap), converted to a double, in order: a running sum.
-        busy = float(np.cumsum((reach[segment_end] - starts[segment_start]).astype(np.float64))[-1])
-        gap = starts[1:][new[1:]] - reach[:-1][new[1:]]
-        gaps = len(gap)
-        if gaps:
-            gap_total = float(np.cumsum(gap.astype(np.float64))[-1])
-            gap_max = float(gap.max())
-    fit = dispatches.p.model.clock_fit(pdo)
-    ns = fit.ns_per_tick if fit is not None else 0.0
-    total_ns = (fit.ticks_to_ns(total)
-                if fit is not None and np.count_nonzero(valid) != 0 else None)
-    gap_ok = queue_events != 0
-    return {"type": "explain_queue", "physical_device_ordinal": pdo, "queue_ordinal": queue,
-            "stream_id": stream, "submissions": int(np.count_nonzero(mine)),
-            "valid_submissions": int(np.count_nonzero(valid)),
-            "invalid_submissions": int(np.count_nonzero(mine & (subs["invalid"] != 0))),
-            "busy_ticks": busy, "total_dispatch_ticks": total,
-            "clock_fit_available": fit is not None,
-            "busy_ns": busy * ns if fit is not None else 0.0,
-            "total_dispatch_time_ns_available": total_ns is not None,
-            "total_dispatch_ns": total_ns if total_ns is not None else 0,
-            "gap_analysis_available": gap_ok, "gaps": gaps if gap_ok else 0,
-            "total_gap_ticks": gap_total if gap_ok else 0.0,
-            "max_gap_ticks": gap_max if gap_ok else 0.0,
-            "total_gap_ns": gap_total * ns if gap_ok and fit is not None else 0.0,
-            "max_gap_ns": gap_max * ns if gap_ok and fit is not None else 0.0}
-
-
-def _top_function_rows(dispatches: _Dispatches) -> list[dict]:
-    p = dispatches.p
-    ranks = []
-    if dispatches.uses_host_timing:
-        f = p.host_groups
-        for g in range(len(f)):
-            valid = int(f["valid"][g])
-            if valid == 0:
-                continue
-            total = int(f["total"][g])
-            ranks.append((float(total), {
-                "g": g, "table": f, "total_ticks": 0, "max_ticks": 0,
-                "timing_source": HOST_TIMING, "duration_ns_available": True,
-                "total_ns": total, "avg_ns": float(f["mean"][g]),
-                "max_ns": int(f["max"][g]), "tiles": int(f["tile_count"][g]),
-                "tile_ns": int(f["tile_duration_sum_ns"][g])}))
-    else:
-        f = p.dispatch_groups
-        for g in range(len(f)):
-            valid = int(f["valid"][g])
-            if valid == 0:
-                continue
-            pdo, total, maximum = int(f["pdo"][g]), int(f["total"][g]), int(f["max"][g])
-            fit: ClockFit | None = p.model.clock_fit(pdo)
-            max_ns = total_ns = 0
-            available = False
-            avg = 0.0
-            if fit is not None:
-                scaled_max = fit.ticks_to_ns(maximum)
-                if scaled_max is not None:
-                    max_ns = scaled_max
-                    scaled_total = fit.ticks_to_ns(total)
-                    if scaled_total is not None:
-                        total_ns, available = scaled_total, True
-                        avg = float(f["mean"][g]) * fit.ns_per_tick  # IREE's running mean
-            ranks.append((float(total_ns) if available else float(total), {
-                "g": g, "table": f, "total_ticks": total, "max_ticks": maximum,
-                "timing_source": DEVICE_TIMING, "duration_ns_available": available,
-                "total_ns": total_ns, "avg_ns": avg, "max_ns": max_ns, "tiles": 0, "tile_ns": 0}))
-    ranks.sort(key=lambda t: -t[0])  # stable: equal scores keep first-seen order
-    out = []
-    for rank, (_, r) in enumerate(ranks[:TOP_FUNCTIONS], 1):
-        f, g = r["table"], r["g"]
-        count, valid = int(f["count"][g]), int(f["valid"][g])
-        out.append({"type": "explain_top_function", "rank": rank,
-                    "physical_device_ordinal": int(f["pdo"][g]),
-                    "executable_id": int(f["executable_id"][g]),
-                    "function_ordinal": int(f["function_ordinal"][g]), "key": f["key"][g],
-                    "dispatches": count, "valid": valid, "invalid": count - valid,
-                    "total_ticks": r["total_ticks"], "max_ticks": r["max_ticks"],
-                    "timing_source": r["timing_source"],
-                    "duration_ns_available": r["duration_ns_available"],
-                    "total_ns": r["total_ns"], "avg_ns": r["avg_ns"], "max_ns": r["max_ns"],
-                    "total_tile_count": r["tiles"], "total_tile_duration_sum_ns": r["tile_ns"]})
-    return out
-
-
-def _top_dispatch_rows(dispatches: _Dispatches) -> list[dict]:
+def _top_dispatch_rows(dispatches: Dispatches) -> list[dict]:
     p = dispatches.p
     host = p.device_counts.valid == 0
     ev = p.host if host else p.device
@@ -614,64 +352,3 @@ def _top_dispatch_rows(dispatches: _Dispatches) -> list[dict]:
     return out
 
 
-def top_dispatch_row(rank: int, host: bool, fields: dict, key: str, duration: int,
-                     model: Model) -> dict:
-    """One `explain_top_dispatch` row: `fields` holds the event's ids (event, submission, device,
-    queue, stream; for host spans also command buffer, command index and tiles)."""
-    row = {"type": "explain_top_dispatch", "rank": rank}
-    for name in ("event_id", "submission_id", "physical_device_ordinal", "queue_ordinal",
-                 "stream_id"):
-        row[name] = fields[name]
-    if host:
-        row.update(command_buffer_id=fields["command_buffer_id"],
-                   command_index=fields["command_index"])
-    row["key"] = key
-    if host:
-        row.update(timing_source=HOST_TIMING, duration_ticks=0, duration_ns_available=True,
-                   duration_ns=duration, tile_count=fields["tile_count"],
-                   tile_duration_sum_ns=fields["tile_duration_sum_ns"])
-    else:
-        fit = model.clock_fit(fields["physical_device_ordinal"])
-        ns = fit.ticks_to_ns(duration) if fit is not None else None
-        row.update(timing_source=DEVICE_TIMING, duration_ticks=duration,
-                   duration_ns_available=ns is not None,
-                   duration_ns=ns if ns is not None else 0, tile_count=0,
-                   tile_duration_sum_ns=0)
-    return row
-
-
-def _hint(name: str) -> dict:
-    severity, category, message = HINTS[name]
-    return {"type": "explain_hint", "severity": severity, "category": category, "message": message}
-
-
-def _hint_rows(health: _Health, dispatches: _Dispatches, queue_ops: _QueueOperations,
-               memory: _Memory) -> list[dict]:
-    d, h = dispatches.p.device_counts, dispatches.p.host_counts
-    out = []
-    if health.unknown_records or health.unknown_chunks:
-        out.append(_hint("unknown"))
-    if health.truncated_chunks:
-        out.append(_hint("truncated"))
-    if health.non_ok:
-        f = health.first_non_ok
-        out.append({"type": "explain_hint", "severity": "error", "category": "session",
-                    "message": SESSION_HINT_MESSAGE, "non_ok_session_end_records": health.non_ok,
-                    "first_non_ok_session_id": f["session_id"],
-                    "first_non_ok_stream_id": f["stream_id"],
-                    "first_non_ok_event_id": f["event_id"],
-                    "first_non_ok_status_code": f["status_code"],
-                    "first_non_ok_status": f["status"]})
-    if d.invalid:
-        out.append(_hint("invalid_dispatch"))
-    if h.invalid:
-        out.append(_hint("invalid_host"))
-    if queue_ops.events == 0:
-        out.append(_hint("no_queue_events"))
-    if memory.pool_waits:
-        out.append(_hint("pool_waits"))
-    if dispatches.uses_host_timing:
-        out.append(_hint("host_fallback"))
-    elif d.valid == 0:
-        out.append(_hint("no_dispatches"))
-    return out

@@ -42,17 +42,14 @@ from amdgpu_cli.profile.tick_columns import scale_ticks
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
+from amdgpu_cli.profile.reports.aggregates import (  # noqa: F401 - DISPATCH..QUEUE re-exported
+    COMMAND, DISPATCH, EXECUTABLE, HOST_TIMING, ID_FIELD, MODES, QUEUE, Aggregates, Counts, Table)
 from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, RowLayout, Segments, Strings,
                                                  equals_u64, exact_sum, group_ids, interleave, iree_sqrt,
                                                  welford)
 
-DISPATCH, EXECUTABLE, COMMAND, QUEUE = "dispatch", "executable", "command", "queue"
-MODES = (DISPATCH, EXECUTABLE, COMMAND, QUEUE)
-
 U64_MAX = schema.U64_MAX
 HOST_DISPATCH_TYPE = 2  # queue/host-execution event type `dispatch`
-HOST_TIMING = {"timing_source": "host_execution_event", "time_domain": "iree_host_time_ns",
-               "duration_time_domain": "iree_host_duration_ns"}
 
 # Event fields the aggregate tables read (the key, the timing, the groupings).
 _DEVICE_FIELDS = ("executable_id", "function_ordinal", "command_buffer_id", "submission_id",
@@ -60,10 +57,6 @@ _DEVICE_FIELDS = ("executable_id", "function_ordinal", "command_buffer_id", "sub
 _HOST_FIELDS = ("physical_device_ordinal", "queue_ordinal", "stream_id", "executable_id",
                 "function_ordinal", "command_buffer_id", "submission_id", "start_host_time_ns",
                 "end_host_time_ns", "tile_count", "tile_duration_sum_ns")
-
-# The event field `--id` selects on, per mode.
-_ID_FIELD = {DISPATCH: "event_id", EXECUTABLE: "executable_id", COMMAND: "command_buffer_id",
-             QUEUE: "submission_id"}
 
 
 # --- numeric helpers ------------------------------------------------------------------------------
@@ -150,27 +143,6 @@ class Events:
 
 
 @dataclass
-class Counts:
-    total: int = 0
-    matched: int = 0
-    valid: int = 0
-    invalid: int = 0
-
-
-@dataclass
-class Table:
-    """Per-group columns (numpy arrays or lists), one entry per group in first-seen order."""
-
-    columns: dict = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(next(iter(self.columns.values()))) if self.columns else 0
-
-    def __getitem__(self, name):
-        return self.columns[name]
-
-
-@dataclass
 class QueueQuery:
     """Queue-mode event lists: records kept as they are, in file order."""
 
@@ -200,25 +172,17 @@ class _Failures:
 
 # --- the projection -------------------------------------------------------------------------------
 
-class Projection:
-    """Everything the four projection reports print, computed once per invocation."""
+class Projection(Aggregates):
+    """Everything the four projection reports print, computed once per invocation: the
+    aggregates (built here from whole columns) and the matched events."""
 
     def __init__(self, bundle: Bundle, model: Model, mode: str, options: ReportOptions):
+        super().__init__(model, mode, options)
         self.bundle = bundle
-        self.model = model
-        self.mode = mode
-        self.options = options
         self.clocks = Clocks(model)
-        self.device_counts = Counts()
-        self.host_counts = Counts()
         self.device: Events | None = None
         self.host: Events | None = None
         self.queue_query: QueueQuery | None = None
-        self.dispatch_groups = Table()
-        self.command_groups = Table()
-        self.submission_groups = Table()
-        self.host_groups = Table()
-        self.host_command_groups = Table()
 
     @classmethod
     def build(cls, bundle: Bundle, mode: str, options: ReportOptions) -> "Projection":
@@ -270,12 +234,12 @@ class Projection:
         """The event fields this run reads, gathered together in one pass over the records."""
         if self.options.dispatch_events:
             return located.content_type.dtype.names  # event rows print nearly every field
-        return aggregate + ((_ID_FIELD[self.mode],) if self.options.id >= 0 else ())
+        return aggregate + ((ID_FIELD[self.mode],) if self.options.id >= 0 else ())
 
     def _id_mask(self, rows: Columns) -> np.ndarray | None:
         if self.options.id < 0:
             return None
-        return equals_u64(rows[_ID_FIELD[self.mode]], self.options.id)
+        return equals_u64(rows[ID_FIELD[self.mode]], self.options.id)
 
     def _match(self, what: str, rows: Columns, chunk, pdo, queue, stream,
                failures: _Failures) -> tuple[np.ndarray, list[str], np.ndarray]:
@@ -490,39 +454,6 @@ class Projection:
             table = Table({k: column[first] for k, column in zip(keys, columns)})
         self.host_command_groups = table
 
-    # --- shared timing helpers for the reports ----------------------------------------------------
-
-    def dispatch_timing(self, g: int, average: float) -> dict:
-        """Fitted ns of device dispatch group `g` (IREE's projection dispatch timing)."""
-        t = self.dispatch_groups
-        pdo = int(t["pdo"][g])
-        fit = self.clocks.fit(pdo)
-        npt = fit.ns_per_tick if fit is not None else 0.0
-        values = None
-        if fit is not None and int(t["valid"][g]):
-            values = [fit.ticks_to_ns(int(t[name][g])) for name in ("min", "max", "total")]
-            if None in values:
-                values = None
-        return {"has_clock_fit": fit is not None, "has_time_ns": values is not None,
-                "ns_per_tick": npt, "min_ns": values[0] if values else 0,
-                "max_ns": values[1] if values else 0, "total_ns": values[2] if values else 0,
-                "avg_ns": average * npt if values else 0.0}
-
-    def submission_timing(self, table: Table, g: int) -> dict:
-        """Span and fitted total of one execution/submission group (IREE's submission timing)."""
-        pdo = int(table["pdo"][g])
-        earliest, latest = int(table["earliest"][g]), int(table["latest"][g])
-        span = 0.0 if (earliest == U64_MAX or latest == 0 or latest < earliest) \
-            else float(latest - earliest)
-        fit = self.clocks.fit(pdo)
-        total_ns = None
-        if fit is not None and int(table["valid"][g]):
-            total_ns = fit.ticks_to_ns(int(table["total"][g]))
-        return {"span_ticks": span, "has_clock_fit": fit is not None,
-                "has_total_ns": total_ns is not None,
-                "span_ns": span * fit.ns_per_tick if fit is not None else 0.0,
-                "total_dispatch_ns": total_ns if total_ns is not None else 0}
-
     # --- event rows (--dispatch_events) -----------------------------------------------------------
 
     def event_rows(self):
@@ -558,17 +489,6 @@ class Projection:
             workgroup_size=r["workgroup_size"], start_host_time_ns=ev.start,
             end_host_time_ns=ev.end, duration_ns=ev.duration, valid=ev.valid,
             tile_count=r["tile_count"], tile_duration_sum_ns=r["tile_duration_sum_ns"])
-
-    def dispatch_summary_row(self) -> dict:
-        d, h = self.device_counts, self.host_counts
-        return {"type": "dispatch_summary",
-                "mode": "events" if self.options.dispatch_events else "aggregate",
-                "filter": self.options.filter, "total_dispatches": d.total,
-                "matched_dispatches": d.matched, "valid_dispatches": d.valid,
-                "invalid_dispatches": d.invalid, "aggregate_groups": len(self.dispatch_groups),
-                "total_host_dispatches": h.total, "matched_host_dispatches": h.matched,
-                "valid_host_dispatches": h.valid, "invalid_host_dispatches": h.invalid,
-                "host_aggregate_groups": len(self.host_groups)}
 
 
 # --- table builders -------------------------------------------------------------------------------

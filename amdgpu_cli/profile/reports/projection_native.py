@@ -1,12 +1,13 @@
 """The aggregate tables of `dispatch`, `executable` and `command` in one native pass over the events.
 
-`build(path, mode, options)` opens the bundle without its event chunks (`Bundle.open(without=)`:
-the record table and the metadata model stay small) and has `_projection.c` fill, from the
-events, the same tables `Projection.aggregate` builds from whole columns. Without `--filter` the
-record table and the events come from one pass, and the queues, functions and command buffers
-the events named are checked against the model afterwards; with it, the model comes first and
-the pass is told each function's key verdict per device, the queues and, in `command` mode, the
-command buffers. The result is a `Projection` the reports print as they print the exact one.
+`build(path, mode, options)` maps the bundle and has `_projection.c` fill, from the events, the
+same tables `Projection.aggregate` builds from whole columns, while a `MetadataView` keeps the
+records that are not events (the metadata model is built from it, without numpy). Without
+`--filter` the view and the events come from one walk, and the queues, functions and command
+buffers the events named are checked against the model afterwards; with it, the model comes
+first and the pass is told each function's key verdict per device, the queues and, in `command`
+mode, the command buffers. The result is a `Pass`: the aggregates the reports print as they print
+the exact `Projection`'s, in lists (numpy columns for tables past LIST_GROUPS groups).
 
 It returns None, and the caller runs the exact path (`Projection.build` over the whole bundle),
 when the native module is not built or switched off, for `--dispatch_events` and `queue` mode
@@ -19,17 +20,17 @@ Sources: IREE runtime/src/iree/tooling/profile/{dispatch.c,projection.c}.
 
 from __future__ import annotations
 
-import numpy as np
-
 from amdgpu_cli.errors import AmdgpuCliError
-from amdgpu_cli.profile import schema
+from amdgpu_cli.profile import layouts
+from amdgpu_cli.profile.metadata_view import Declined, MetadataView, skip_mask
 from amdgpu_cli.profile.model import Model
-from amdgpu_cli.profile.native import content_name_table, native_enabled, native_module
+from amdgpu_cli.profile.native import (content_name_table, native_enabled, native_module,
+                                       open_mapped)
 from amdgpu_cli.profile.options import ReportOptions
-from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.projection import (_ID_FIELD, COMMAND, DISPATCH, EXECUTABLE,
-                                                   Counts, Projection, Table)
-from amdgpu_cli.profile.reports.toolkit import iree_sqrt
+from amdgpu_cli.profile.mapped import page_window
+from amdgpu_cli.profile.names import FAMILIES
+from amdgpu_cli.profile.reports.aggregates import (COMMAND, DISPATCH, EXECUTABLE, ID_FIELD,
+                                                   Aggregates, Counts, Table, iree_sqrt, values)
 
 # Event families the pass reads itself: the metadata view leaves their chunks out.
 EVENT_FAMILIES = ("dispatch-events", "queue-events", "queue-device-events", "host-execution-events",
@@ -44,10 +45,22 @@ TABLES = {DISPATCH: FUNCTION_TABLES, EXECUTABLE: FUNCTION_TABLES,
 _EXECUTION_KEYS = ("command_buffer_id", "submission_id", "pdo", "queue", "stream")
 _SUBMISSION_KEYS = ("pdo", "queue", "stream", "submission_id")
 _FUNCTION_KEYS = ("pdo", "executable_id", "function_ordinal")
+# Tables with more groups than this come back as numpy columns (numpy is worth importing for
+# them, and the reports render many rows from whole columns); smaller ones as lists.
+LIST_GROUPS = 16384
 
 
-def build(path: str, mode: str, options: ReportOptions) -> Projection | None:
-    """The projection of the bundle at `path` with its aggregate tables, or None (exact path)."""
+class Pass(Aggregates):
+    """The aggregates of one native pass, and the mapped file's metadata view it was joined with
+    (`view.data`: the file, mapped while this object lives)."""
+
+    def __init__(self, view: MetadataView, model: Model, mode: str, options: ReportOptions):
+        super().__init__(model, mode, options)
+        self.view = view
+
+
+def build(path: str, mode: str, options: ReportOptions) -> Pass | None:
+    """The aggregates of the bundle at `path` from the native pass, or None (exact path)."""
     if not eligible(mode, options):
         return None
     ffi, lib = native_module()
@@ -67,50 +80,47 @@ def eligible(mode: str, options: ReportOptions) -> bool:
 
 
 def passes(path: str, mode: str, options: ReportOptions, state, scan, run,
-           tables: tuple[int, ...] | None = None) -> Projection | None:
-    """The projection from the native pass over the bundle at `path`: `state` is the pass's
+           tables: tuple[int, ...] | None = None, numpy: bool = False) -> Pass | None:
+    """The aggregates from the native pass over the bundle at `path`: `state` is the pass's
     `projection_t*`; `scan(...)` is `projection_scan` (the record table and the events in one
     pass) and `run(...)` `projection_run` (the events alone), or a pass that does the same and
     more (explain's), each called with their arguments but the state. `tables`: those filled
-    (default: what `mode`'s report reads; the others are left empty). None: exact path."""
+    (default: what `mode`'s report reads; the others are left empty); `numpy`: every table in
+    numpy columns, of `Projection`'s dtypes, whatever its size. None: exact path."""
     ffi, lib = native_module()
     _settings(state, mode, options)
     wanted = TABLES[mode] if tables is None else tables
     state.tables_left_out = sum(1 << t for t in range(5) if t not in wanted)
-    if options.filter in ("", "*"):
-        return _one_pass(ffi, state, path, mode, options, scan)
-    return _two_passes(ffi, lib, state, path, mode, options, run)
+    mapped = open_mapped(path)
+    if mapped is None:
+        return None
+    try:
+        if options.filter in ("", "*"):
+            return _one_pass(ffi, state, mapped, mode, options, scan, numpy)
+        return _two_passes(ffi, lib, state, mapped, mode, options, run, numpy)
+    except (Declined, AmdgpuCliError):
+        return None
 
 
 def _settings(state, mode: str, options: ReportOptions) -> None:
     state.id = options.id if options.id >= 0 else -1
-    state.device_id_offset = schema.DISPATCH_EVENT.fields[_ID_FIELD[mode]][1]
-    state.host_id_offset = schema.HOST_EXECUTION_EVENT.fields[_ID_FIELD[mode]][1]
+    state.device_id_offset = _field_offset(layouts.DISPATCH_EVENT, ID_FIELD[mode])
+    state.host_id_offset = _field_offset(layouts.HOST_EXECUTION_EVENT, ID_FIELD[mode])
     state.check_command_buffers = mode == COMMAND
 
 
-def _one_pass(ffi, state, path: str, mode: str, options: ReportOptions, native_scan
-              ) -> Projection | None:
+def _field_offset(layout: layouts.Layout, name: str) -> int:
+    return next(offset for offset, _, field in layout.fields if field == name)
+
+
+def _one_pass(ffi, state, mapped, mode: str, options: ReportOptions, scan, numpy: bool
+              ) -> Pass | None:
     """Without --filter every event with known metadata is matched, so the metadata view and the
     events come from one pass: the pass notes the queues, functions and command buffers the
     events name, checked against the model afterwards."""
     state.deferred = 1
-    declined = []
-
-    def scan(*args):
-        code = native_scan(*args)
-        if code == 1 and args[-2][0] < args[-3]:  # stopped with room left: the pass declined
-            declined.append(True)
-            return 0
-        return code
-
-    bundle = Bundle.open(path, without=EVENT_FAMILIES, scan=scan)
-    if declined or bundle.error is not None:
-        return None
-    try:
-        model = Model.build(bundle)
-    except AmdgpuCliError:
-        return None
+    view = MetadataView.walk(*mapped, scan=scan, skip=skip_mask(EVENT_FAMILIES))
+    model = Model.build(view)
     s = state
     if (any(tuple(s.queues.rows[3 * i:3 * i + 3]) not in model.queues
             for i in range(s.queues.count))
@@ -128,33 +138,29 @@ def _one_pass(ffi, state, path: str, mode: str, options: ReportOptions, native_s
         key_of[(pdo, executable, ordinal)] = index.setdefault(key, len(keys))
         if len(index) > len(keys):
             keys.append(key)
-    return _projection(ffi, state, bundle, model, mode, options, keys, key_of)
+    return _aggregates(ffi, state, view, model, mode, options, numpy, keys, key_of)
 
 
-def _two_passes(ffi, lib, state, path: str, mode: str, options: ReportOptions, native_run
-                ) -> Projection | None:
+def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, native_run,
+                numpy: bool) -> Pass | None:
     """With --filter the pass needs each function's verdict first: the metadata view, then the
     events."""
-    bundle = Bundle.open(path, without=EVENT_FAMILIES)
-    if bundle.error is not None:
-        return None
-    try:
-        model = Model.build(bundle)
-    except AmdgpuCliError:
-        return None
+    data, first, length = mapped
+    view = MetadataView.walk(data, first, length, skip=skip_mask(EVENT_FAMILIES))
+    model = Model.build(view)
     keys = _know(lib, state, model, mode, options)
     if keys is None:
         return None
     names, name_lengths = content_name_table(ffi)
-    data = ffi.from_buffer("uint8_t[]", bundle.data)
+    src = ffi.from_buffer("uint8_t[]", data)
     try:
-        rc = native_run(data, bundle.logical_length, bundle.first_record_offset, names,
-                        name_lengths, len(schema.CONTENT_TYPES), bundle.page_window)
+        rc = native_run(src, length, first, names, name_lengths, len(FAMILIES),
+                        page_window(len(data)))
     finally:
-        ffi.release(data)
+        ffi.release(src)
     if rc != 0:
         return None
-    return _projection(ffi, state, bundle, model, mode, options, keys)
+    return _aggregates(ffi, state, view, model, mode, options, numpy, keys)
 
 
 def _know(lib, state, model: Model, mode: str, options: ReportOptions) -> list[str] | None:
@@ -181,72 +187,100 @@ def _know(lib, state, model: Model, mode: str, options: ReportOptions) -> list[s
     return None if failed else keys
 
 
-def _groups(ffi, table) -> np.ndarray:
-    """A pass table's groups as a structured array over the pass's memory (not a copy: the
-    tables built from it copy every column they keep, before the pass's memory is freed)."""
-    layout = np.dtype({
-        "names": ["k", "count", "valid", "earliest", "latest", "min", "max", "total", "tile_count",
-                  "tile_duration_sum_ns", "mean", "m2", "last_workgroup_count",
-                  "last_workgroup_size", "key_index"],
-        "formats": [("<u8", (5,)), "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8", "<u8",
-                    "<f8", "<f8", ("<u4", (3,)), ("<u4", (3,)), "<i8"],
-        "offsets": [ffi.offsetof("projection_group_t", name) for name in (
-            "k", "count", "valid", "earliest", "latest", "min", "max", "total", "tile_count",
-            "tile_duration_sum_ns", "mean", "m2", "last_workgroup_count", "last_workgroup_size",
-            "key_index")],
-        "itemsize": ffi.sizeof("projection_group_t"),
-    })
+def _groups(ffi, table, numpy: bool):
+    """A pass table's groups, as (count, column): `column(name)` reads one field of every group
+    (a list, or a numpy column with `numpy` or past LIST_GROUPS groups), `column(name, i)`
+    element i of an array field, `code=` another type for the field's bits ("q": int64)."""
     n = table.count
-    if n == 0:
-        return np.zeros(0, layout)
-    return np.frombuffer(ffi.buffer(table.groups, n * layout.itemsize), layout)
+    size = ffi.sizeof("projection_group_t")
+    raw = memoryview(ffi.buffer(table.groups, n * size)) if n else memoryview(b"")
+    if numpy or n > LIST_GROUPS:
+        import numpy as np  # noqa: PLC0415 - only for large tables
+
+        def read(code: str, offset: int):
+            return np.frombuffer(raw, np.dtype(code))[offset::size // _WIDTH[code]].copy()
+    else:
+        def read(code: str, offset: int):
+            return raw.cast(code)[offset::size // _WIDTH[code]].tolist() if n else []
+
+    def column(name: str, i: int = 0, code: str | None = None):
+        offset = ffi.offsetof("projection_group_t", name)
+        kind = code or _FIELD_CODES.get(name, "Q")
+        return read(kind, offset // _WIDTH[kind] + i)
+
+    return n, column
 
 
-def _timing(g: np.ndarray, host: bool, key_names: tuple[str, ...]) -> Table:
-    """The columns `_timing_table` gives (plus the group keys), from a pass table."""
-    values = np.int64 if host else np.uint64
-    count = g["count"].astype(np.int64)
-    valid = g["valid"].astype(np.int64)
-    columns = {"count": count, "valid": valid, "invalid": count - valid}
+_WIDTH = {"Q": 8, "q": 8, "d": 8, "I": 4}
+_FIELD_CODES = {"mean": "d", "m2": "d", "key_index": "q", "last_workgroup_count": "I",
+                "last_workgroup_size": "I"}
+
+
+def _minus(a, b):
+    return [x - y for x, y in zip(a, b)] if isinstance(a, list) else a - b
+
+
+def _triples(column, n: int):
+    """[x, y, z] per group of a 3-element u32 field."""
+    parts = [column(i) for i in range(3)]
+    if isinstance(parts[0], list):
+        return [list(t) for t in zip(*parts)]
+    import numpy as np  # noqa: PLC0415 - a large table's columns are numpy already
+
+    return np.stack(parts, axis=1) if n else np.zeros((0, 3), np.uint32)
+
+
+def _timing(groups, host: bool, key_names: tuple[str, ...]) -> Table:
+    """The columns `projection._timing_table` gives (plus the group keys), from a pass table."""
+    n, column = groups
+    count, valid = column("count", code="q"), column("valid", code="q")
+    columns = {"count": count, "valid": valid, "invalid": _minus(count, valid)}
     for name in ("earliest", "latest", "min", "max", "total"):
-        columns[name] = g[name].copy().view(values)
+        columns[name] = column(name, code="q" if host else "Q")
     for i, name in enumerate(key_names):
-        columns[name] = g["k"][:, i].copy()
+        columns[name] = column("k", i)
     return Table(columns)
 
 
-def _function_table(g: np.ndarray, host: bool, keys: list[str], key_of: dict | None) -> Table:
-    table = _timing(g, host, _FUNCTION_KEYS)
-    n = table["valid"]
+def _function_table(groups, host: bool, keys: list[str], key_of: dict | None) -> Table:
+    n, column = groups
+    table = _timing(groups, host, _FUNCTION_KEYS)
     if key_of is None:
-        index = g["key_index"].tolist()
+        index = values(column("key_index"))
     else:  # one pass: keys were found after it, per (device, executable, function)
-        index = [key_of[tuple(k)] for k in g["k"][:, :3].tolist()]
+        index = [key_of[k] for k in zip(*(values(column("k", i)) for i in range(3)))]
+    stddev = [iree_sqrt(m / (v - 1)) if v > 1 else 0.0
+              for m, v in zip(values(column("m2")), values(table["valid"]))]
+    mean = column("mean")
+    if not isinstance(mean, list):  # numpy columns: this one too
+        import numpy as np  # noqa: PLC0415
+
+        stddev = np.array(stddev, np.float64)
     table.columns.update(
         key=[keys[k] for k in index],
-        last_workgroup_count=g["last_workgroup_count"].copy(),
-        last_workgroup_size=g["last_workgroup_size"].copy(),
-        mean=g["mean"].copy(),
-        stddev=iree_sqrt(np.where(n > 1, g["m2"] / np.maximum(n - 1, 1), 0.0)))
+        last_workgroup_count=_triples(lambda i: column("last_workgroup_count", i), n),
+        last_workgroup_size=_triples(lambda i: column("last_workgroup_size", i), n),
+        mean=mean, stddev=stddev)
     if host:
-        _tiles(table, g)
+        _tiles(table, groups)
     return table
 
 
-def _tiles(table: Table, g: np.ndarray) -> None:
-    table.columns["tile_count"] = g["tile_count"].copy()
-    table.columns["tile_duration_sum_ns"] = g["tile_duration_sum_ns"].copy().view(np.int64)
+def _tiles(table: Table, groups) -> None:
+    _, column = groups
+    table.columns["tile_count"] = column("tile_count")
+    table.columns["tile_duration_sum_ns"] = column("tile_duration_sum_ns", code="q")
 
 
-def _projection(ffi, state, bundle: Bundle, model: Model, mode: str, options: ReportOptions,
-                keys: list[str], key_of: dict | None = None) -> Projection:
-    p = Projection(bundle, model, mode, options)
+def _aggregates(ffi, state, view: MetadataView, model: Model, mode: str, options: ReportOptions,
+                numpy: bool, keys: list[str], key_of: dict | None = None) -> Pass:
+    p = Pass(view, model, mode, options)
     s = state
     p.device_counts = Counts(s.device_total, s.device_matched, s.device_valid,
                              s.device_matched - s.device_valid)
     p.host_counts = Counts(s.host_total, s.host_matched, s.host_valid,
                            s.host_matched - s.host_valid)
-    groups = [_groups(ffi, s.tables[i]) for i in range(5)]
+    groups = [_groups(ffi, s.tables[i], numpy) for i in range(5)]
     p.dispatch_groups = _function_table(groups[_DEVICE_FUNCTION], False, keys, key_of)
     p.command_groups = _timing(groups[_DEVICE_EXECUTION], False, _EXECUTION_KEYS)
     p.submission_groups = _timing(groups[_DEVICE_SUBMISSION], False, _SUBMISSION_KEYS)

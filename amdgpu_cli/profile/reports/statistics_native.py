@@ -15,7 +15,7 @@ Sources: IREE `hal/utils/statistics_sink.c`, `tooling/profile/statistics.c`.
 
 from __future__ import annotations
 
-from amdgpu_cli.profile.mapped import WINDOW_BYTES
+from amdgpu_cli.profile.mapped import page_window
 from amdgpu_cli.profile.names import FAMILIES
 from amdgpu_cli.profile.native import content_name_table, native_module, on_mapped_bundle
 from amdgpu_cli.profile.reports.statistics_rows import DeviceClock, statistics_row, summary_row
@@ -41,7 +41,7 @@ def _reduce(mm, first: int, length: int) -> list[Row] | None:
     data = ffi.from_buffer("uint8_t[]", mm)
     try:
         if lib.statistics_run(data, length, first, names, name_lengths, len(FAMILIES),
-                              WINDOW_BYTES, state) != 0:
+                              page_window(len(mm)), state) != 0:
             return None
         s = state
         clocks = {}

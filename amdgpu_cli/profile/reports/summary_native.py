@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 
 from amdgpu_cli.profile.clock import DeviceClock
-from amdgpu_cli.profile.mapped import WINDOW_BYTES
+from amdgpu_cli.profile.mapped import page_window
 from amdgpu_cli.profile.names import FAMILIES, status_name
 from amdgpu_cli.profile.native import content_name_table, native_module, on_mapped_bundle
 from amdgpu_cli.profile.reports.summary_rows import DeviceSummary, Row, device_row, summary_row
@@ -60,8 +60,8 @@ def _summarize(mm, first: int, length: int) -> list[Row] | None:
     names, name_lengths = content_name_table(ffi)
     data = ffi.from_buffer("uint8_t[]", mm)
     try:
-        rc = lib.summarize(data, length, first, names, name_lengths, len(FAMILIES), WINDOW_BYTES,
-                           totals, devices, MAX_DEVICES)
+        rc = lib.summarize(data, length, first, names, name_lengths, len(FAMILIES),
+                           page_window(len(mm)), totals, devices, MAX_DEVICES)
     finally:
         ffi.release(data)
     if rc != 0:

@@ -7,27 +7,22 @@ Numbers: `exact_sum` / `exact_group_sums` (integer sums below 2**64 without nump
 `Segments` reduces per group keeping file order inside each, `Columns` reads selected rows of a
 structured array one field at a time.
 
-Rows: a report's many same-shaped rows (one per event) are a `RowBlock`: one `RowLayout` (the row
-type, its keys in IREE's order and each value's kind) over whole columns. `jsonl.write_rows` renders
-a block in native code (`_rows.c`, a few hundred nanoseconds a row); iterating a block gives
-`BlockRow`s, read-only mappings, for the text views and the tests. A report whose rows mix dicts and
-blocks returns them as `Rows`, which iterates one row at a time and hands `write_rows` the blocks.
-
-Without the native module (`AMDGPU_CLI_PURE_PYTHON=1`, or a build without it) the same text comes
-from one `%` format per row.
+Rows: the row layouts and blocks are `rows.py`'s (re-exported here: `RowLayout`, `RowBlock`,
+`BlockRow`, `Strings`; `Rows` is jsonl.py's); `gather_ranges` copies byte ranges of a file and
+`interleave` merges blocks in file order.
 """
 
 from __future__ import annotations
 
-import gc
-import json
-from collections.abc import Mapping
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import numpy as np
 
+from amdgpu_cli.profile.jsonl import Rows  # noqa: F401 - re-exported
 from amdgpu_cli.profile.native import native_enabled, native_module
-from amdgpu_cli.profile.jsonl import string
+from amdgpu_cli.profile.reports.aggregates import iree_sqrt as sqrt_of
+from amdgpu_cli.profile.reports.rows import (  # noqa: F401 - re-exported: the reports' one import
+    BlockRow, RowBlock, RowLayout, Strings)
 
 U64_MAX = (1 << 64) - 1
 
@@ -56,17 +51,9 @@ def exact_group_sums(values: np.ndarray, starts: np.ndarray) -> list[int]:
 
 
 def iree_sqrt(values) -> np.ndarray:
-    """IREE's square root: 32 Newton steps from max(value, 1); 0 for value <= 0.
-
-    IREE's tools avoid libm; for very large values 32 steps do not converge, and the printed
-    standard deviation is whatever the iteration reached, so this repeats it step for step.
-    """
+    """`aggregates.iree_sqrt` (IREE's libm-free square root) of each value of an array."""
     v = np.asarray(values, dtype=np.float64)
-    estimate = np.where(v >= 1.0, v, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(32):
-            estimate = 0.5 * (estimate + v / estimate)
-    return np.where(v > 0.0, estimate, 0.0)
+    return np.array([sqrt_of(x) for x in v.ravel().tolist()], np.float64).reshape(v.shape)
 
 
 def welford(values: list[float]) -> tuple[float, float]:
@@ -252,325 +239,6 @@ class Segments:
 
 # --- rows -----------------------------------------------------------------------------------------
 
-# Kinds of row values, as _rows.c numbers them.
-_UINT, _INT, _BOOL, _STR, _TRIPLE, _DOUBLE = 0, 1, 2, 3, 4, 5
-
-_BUFFER_BYTES = 1 << 20
-_PREFIX_PAD = 32  # _rows.c reads each field prefix as a fixed 32-byte move (PREFIX_COPY)
-
-
-class Strings:
-    """A string column as codes into a table of distinct texts (no per-row Python strings)."""
-
-    __slots__ = ("codes", "texts")
-
-    def __init__(self, codes, texts: list[str]):
-        self.codes = np.asarray(codes)
-        self.texts = list(texts)
-
-    @classmethod
-    def of(cls, values: Iterable[str]) -> "Strings":
-        index: dict[str, int] = {}
-        codes = [index.setdefault(v, len(index)) for v in values]
-        return cls(np.array(codes, np.int64), list(index))
-
-    @classmethod
-    def enum(cls, values: np.ndarray, names: dict[int, str], unknown: str = "unknown") -> "Strings":
-        """Names of enum values; values without a name read `unknown` (as IREE prints them)."""
-        v = np.asarray(values)
-        if v.dtype.kind not in "iu":
-            v = v.astype(np.uint64) if v.size else v.astype(np.int64)
-        dtype = np.uint64 if v.dtype.kind == "u" else np.int64
-        info = np.iinfo(dtype)
-        keys = sorted(k for k in names if info.min <= k <= info.max)
-        table = np.array(keys, dtype)
-        texts = [names[k] for k in keys] + [unknown]
-        if not len(table):
-            return cls(np.zeros(len(v), np.int64), texts)
-        where = np.minimum(np.searchsorted(table, v), len(table) - 1)
-        return cls(np.where(table[where] == v, where, len(table)).astype(np.int64), texts)
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def __getitem__(self, selection) -> "Strings":
-        return Strings(self.codes[selection], self.texts)
-
-
-class RowLayout:
-    """The keys of one row type and how each value prints.
-
-    `fields` are (key, kind): `int`, `bool`, `str` (escaped JSON string), `json` (a `Strings` whose
-    texts are JSON already, printed as they are), `list` (an [n, 3] integer
-    column printed as [a,b,c]), `float` (a double with three decimals) or `=text`, a constant string.
-    Rows start with `"type":<row_type>`, or with `head`, JSON text that opens the object (then the
-    rows read only as JSONL, e.g. the export's `{"schema_version":...,"record_type":...`).
-    """
-
-    def __init__(self, row_type: str, fields: list[tuple[str, str]], head: str | None = None):
-        self.row_type = row_type
-        self.keys = ("type",) + tuple(k for k, _ in fields)
-        self.constants = {"type": row_type}
-        self.kinds: dict[str, str] = {}
-        # The native renderer's view: (key, kind, text before the value). Constant fields fold
-        # into the text before the next value (or into the row's tail).
-        self.head = '{"type":' + string(row_type) if head is None else head
-        self.variable: list[tuple[str, str, str]] = []
-        pending = ""
-        for key, kind in fields:
-            if kind.startswith("="):
-                self.constants[key] = kind[1:]
-                pending += f',"{key}":{string(kind[1:])}'
-                continue
-            if kind not in ("int", "bool", "str", "json", "list", "float"):
-                raise ValueError(f"unknown row value kind {kind!r}")
-            self.kinds[key] = kind
-            self.variable.append((key, kind, pending + f',"{key}":'))
-            pending = ""
-        self.tail = pending + "}"
-        self.format = self._format()
-
-    def block(self, **columns) -> "RowBlock":
-        """Rows from whole columns (numpy arrays, lists, or `Strings` for `str`), one per element."""
-        prepared = {}
-        for key, kind in self.kinds.items():
-            prepared[key] = _column(columns[key], kind)
-        missing = set(columns) - set(self.kinds)
-        if missing:
-            raise KeyError(f"{self.row_type} has no field {sorted(missing)[0]}")
-        lengths = {len(c) for c in prepared.values()}
-        if len(lengths) > 1:
-            raise ValueError(f"{self.row_type} columns differ in length")
-        return RowBlock(self, prepared, lengths.pop() if lengths else 0)
-
-    def empty(self) -> "RowBlock":
-        return RowBlock(self, {}, 0)
-
-    @classmethod
-    def from_template(cls, template: str) -> "RowLayout":
-        """A layout for a printf-style line (`%d` an integer, `%s` JSON text, `%%` a percent sign,
-        one trailing newline): its values are positional (`block_of`)."""
-        body = template[:-1] if template.endswith("\n") else template
-        pieces = [p.replace("\0", "%") for p in body.replace("%%", "\0").split("%")]
-        layout = cls.__new__(cls)
-        layout.row_type = ""
-        layout.keys = ()
-        layout.constants = {}
-        layout.kinds = {}
-        layout.variable = []
-        layout.head = pieces[0]
-        prefix = ""
-        for k, piece in enumerate(pieces[1:]):
-            kind = {"d": "int", "s": "json"}[piece[0]]
-            layout.kinds[str(k)] = kind
-            layout.variable.append((str(k), kind, prefix))
-            prefix = piece[1:]
-        layout.tail = prefix
-        layout.format = layout._format()
-        return layout
-
-    def _format(self) -> str:
-        """The row as one `%` format over the values' JSON texts (the pure-Python renderer)."""
-        esc = lambda text: text.replace("%", "%%")  # noqa: E731
-        return (esc(self.head) + "".join(esc(prefix) + "%s" for _, _, prefix in self.variable)
-                + esc(self.tail))
-
-    def block_of(self, columns: list) -> "RowBlock":
-        """Rows from columns given in the order of the layout's values."""
-        return self.block(**{key: c for (key, _, _), c in zip(self.variable, columns)})
-
-
-def _column(values, kind: str):
-    if kind in ("str", "json"):
-        return values if isinstance(values, Strings) else Strings.of(values)
-    if kind == "bool":
-        return np.asarray(values, dtype=bool)
-    a = np.asarray(values)
-    if kind == "float":
-        return a.astype(np.float64, copy=False)
-    if a.dtype.kind not in "iub":
-        if a.size == 0:
-            a = a.astype(np.int64)
-        else:  # Python ints that numpy could not type, or another dtype
-            try:
-                a = np.asarray(values, dtype=np.int64)
-            except OverflowError:
-                a = np.asarray(values, dtype=np.uint64)
-    if kind == "list" and (a.ndim != 2 or a.shape[1:] != (3,)):
-        a = a.reshape(len(a), 3)
-    if kind == "list" and a.strides[1] != a.itemsize:
-        a = np.ascontiguousarray(a)
-    return a
-
-
-class RowBlock:
-    """Rows of one layout held as columns. Iterating gives `BlockRow`s; `write_jsonl` renders."""
-
-    def __init__(self, layout: RowLayout, columns: dict, count: int):
-        self.layout = layout
-        self.columns = columns
-        self.count = count
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __getitem__(self, selection) -> "RowBlock":
-        """The rows `selection` (a slice or an index array) picks, as a block."""
-        columns = {k: c[selection] for k, c in self.columns.items()}
-        count = len(next(iter(columns.values()))) if columns else len(range(self.count)[selection])
-        return RowBlock(self.layout, columns, count)
-
-    def __iter__(self) -> Iterator["BlockRow"]:
-        enabled = gc.isenabled()
-        gc.disable()  # many small tracked objects: collector passes cost more than the rows
-        try:
-            rows = [BlockRow(self, i) for i in range(self.count)]
-        finally:
-            if enabled:
-                gc.enable()
-        return iter(rows)
-
-    def value(self, i: int, key: str):
-        constant = self.layout.constants.get(key)
-        if constant is not None:
-            return constant
-        column, kind = self.columns[key], self.layout.kinds[key]
-        if kind == "str":
-            return column.texts[int(column.codes[i])]
-        if kind == "json":
-            return json.loads(column.texts[int(column.codes[i])])
-        if kind == "bool":
-            return bool(column[i])
-        if kind == "list":
-            return [int(x) for x in column[i]]
-        if kind == "float":
-            return float(column[i])
-        return int(column[i])
-
-    # --- rendering
-
-    def texts(self) -> list[str]:
-        """One JSON object text per row (the pure-Python renderer)."""
-        ordered = []
-        for key, kind, _ in self.layout.variable:
-            column = self.columns[key]
-            if kind in ("str", "json"):
-                escaped = [string(t) for t in column.texts] if kind == "str" else column.texts
-                ordered.append([escaped[c] for c in column.codes.tolist()])
-            elif kind == "bool":
-                ordered.append(np.where(column, "true", "false").tolist())
-            elif kind == "list":
-                ordered.append(["[%d,%d,%d]" % tuple(v) for v in column.tolist()])
-            elif kind == "float":
-                ordered.append(["%.3f" % v for v in column.tolist()])
-            else:
-                ordered.append(column.tolist())
-        fmt = self.layout.format
-        return [fmt % values for values in zip(*ordered)] if ordered else [fmt] * self.count
-
-    def text(self) -> str:
-        """The rows as JSON Lines text (names that are not UTF-8 kept as surrogates)."""
-        if not native_enabled():
-            return "".join(t + "\n" for t in self.texts())
-        return b"".join(bytes(c) for c in self._render()).decode("utf-8", "surrogateescape")
-
-    def write_jsonl(self, out) -> None:
-        """Writes the rows as JSON Lines to a text stream (its binary buffer when it has one)."""
-        if not self.count:
-            return
-        if not native_enabled():
-            for text in self.texts():
-                out.write(text)
-                out.write("\n")
-            return
-        raw = getattr(out, "buffer", None)
-        if raw is not None:
-            out.flush()
-            for chunk in self._render():
-                raw.write(chunk)
-            raw.flush()
-        else:
-            for chunk in self._render():
-                out.write(bytes(chunk).decode("utf-8", "surrogateescape"))
-
-    def render_bytes(self) -> tuple[bytearray, np.ndarray]:
-        """All rows as JSONL bytes (UTF-8; surrogates back to their bytes), and the offset where
-        each row ends."""
-        out = bytearray()
-        return out, self.render_into(out)
-
-    def render_into(self, out: bytearray) -> np.ndarray:
-        """Appends all rows to `out` as JSONL bytes; where each row ends, counted from where the
-        rows begin."""
-        if not native_enabled():
-            lines = [(t + "\n").encode("utf-8", "surrogateescape") for t in self.texts()]
-            out += b"".join(lines)
-            return np.cumsum([len(x) for x in lines], dtype=np.uint64)
-        ends = np.zeros(self.count, np.uint64)
-        for chunk in self._render(ends):
-            out += chunk
-        return ends
-
-    def _render(self, row_ends: np.ndarray | None = None) -> Iterator[memoryview]:
-        """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
-        (offsets into everything yielded)."""
-        ffi, lib = native_module()
-        layout = self.layout
-        fields = ffi.new("row_field_t[]", max(1, len(layout.variable)))
-        keep = []
-        for f, (key, kind, prefix) in enumerate(layout.variable):
-            d = fields[f]
-            prefix_bytes = prefix.encode()
-            padded = prefix_bytes + bytes(_PREFIX_PAD)  # the renderer copies prefixes whole
-            keep.append(padded)
-            d.prefix = ffi.from_buffer(padded)
-            d.prefix_len = len(prefix_bytes)
-            column = self.columns[key]
-            if kind in ("str", "json"):
-                texts = [(string(t) if kind == "str" else t).encode("utf-8", "surrogateescape")
-                         for t in column.texts]
-                ends = np.cumsum([len(t) for t in texts], dtype=np.uint64)
-                blob = b"".join(texts) or b"\0"
-                keep += [blob, ends]
-                d.strings = ffi.from_buffer(blob)
-                d.string_ends = ffi.cast("const uint64_t*", ends.ctypes.data)
-                d.string_count = len(texts)
-                column = column.codes
-                if column.dtype.kind not in "iu":
-                    column = column.astype(np.int64)
-                if column.dtype.kind == "i":
-                    column = column.view(column.dtype.str.replace("i", "u"))  # -1: out of table
-            keep.append(column)
-            d.base = ffi.cast("const uint8_t*", column.__array_interface__["data"][0])
-            d.stride = column.strides[0] if column.ndim else 0
-            d.width = column.itemsize
-            d.kind = {"int": _INT if column.dtype.kind == "i" else _UINT, "bool": _BOOL,
-                      "str": _STR, "json": _STR, "list": _TRIPLE, "float": _DOUBLE}[kind]
-            d.digits = 3
-        head, tail = layout.head.encode(), (layout.tail + "\n").encode()
-        count = len(layout.variable)
-        bound = lib.row_bound(fields, count, len(head), len(tail))
-        size = max(_BUFFER_BYTES, 2 * bound)
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        out = ffi.from_buffer(buffer)
-        written, bad = ffi.new("uint64_t*"), ffi.new("int*")
-        ends = ffi.NULL
-        if row_ends is not None:
-            ends = ffi.cast("uint64_t*", row_ends.ctypes.data)
-        row, base = 0, 0
-        while row < self.count:
-            first = row
-            row = lib.render_rows(fields, count, head, len(head), tail, len(tail), bound, row,
-                                  self.count, out, size, written, bad, ends)
-            if row_ends is not None and base:
-                row_ends[first:row] += np.uint64(base)
-            base += written[0]
-            yield view[:written[0]]
-            if bad[0]:
-                raise ValueError(f"{layout.row_type} row {row}: string code outside its table")
-
-
 def gather_ranges(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes | bytearray:
     """The byte ranges [starts[k], ends[k]) of `data`, concatenated in order."""
     starts = np.ascontiguousarray(starts, np.uint64)
@@ -584,30 +252,6 @@ def gather_ranges(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes | 
                         ffi.cast("const uint64_t*", ends.ctypes.data), len(starts),
                         ffi.from_buffer(out))
     return out
-
-
-class BlockRow(Mapping):
-    """One row of a block; reads like a dict in IREE's key order."""
-
-    __slots__ = ("_block", "_index")
-
-    def __init__(self, block: RowBlock, index: int):
-        self._block = block
-        self._index = index
-
-    def __getitem__(self, key: str):
-        if key not in self._block.layout.constants and key not in self._block.columns:
-            raise KeyError(key)
-        return self._block.value(self._index, key)
-
-    def __iter__(self):
-        return iter(self._block.layout.keys)
-
-    def __len__(self) -> int:
-        return len(self._block.layout.keys)
-
-    def json(self) -> str:
-        return self._block[self._index:self._index + 1].texts()[0]
 
 
 def interleave(*sources: tuple[RowBlock, np.ndarray]) -> Iterator[RowBlock]:
@@ -628,31 +272,3 @@ def interleave(*sources: tuple[RowBlock, np.ndarray]) -> Iterator[RowBlock]:
         s = int(picked[a])
         lo = int(order[a]) - first[s]
         yield sources[s][0][lo:lo + (b - a)]
-
-
-class Rows:
-    """A report's rows in order: dicts and `RowBlock`s. Iterates one row at a time; `parts()`
-    gives the dicts and blocks themselves (what `jsonl.write_rows` renders)."""
-
-    def __init__(self, parts: Iterable):
-        self._parts = iter(parts)
-        self._current: Iterator | None = None
-
-    def parts(self) -> Iterator:
-        return self._parts
-
-    def __iter__(self) -> "Rows":
-        return self
-
-    def __next__(self):
-        while True:
-            if self._current is not None:
-                row = next(self._current, None)
-                if row is not None:
-                    return row
-                self._current = None
-            part = next(self._parts)
-            if isinstance(part, RowBlock):
-                self._current = iter(part)
-            else:
-                return part
