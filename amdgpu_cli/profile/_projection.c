@@ -9,6 +9,8 @@
  * their first event: per function and per command-buffer execution for both domains, per queue
  * submission for device events. A group keeps counts, exact totals, extremes, the last event's
  * workgroup geometry and IREE's running (Welford) mean and squared deviations, in file order.
+ * With `keep_events` (--dispatch_events) the matched events are kept instead, each as its row
+ * prints it, in file order; projection_events_fit fills in a device's fitted durations after.
  *
  * The pass declines (PASS_EXACT_PATH) at anything reports/projection.py reports as an error: a
  * torn or mis-sized event record, an id-matched event whose queue, function (or, in command

@@ -43,6 +43,8 @@ _FIELDS = [
     ("host-execution-events", "workgroup_count"), ("host-execution-events", "workgroup_size"),
     ("host-execution-events", "start_host_time_ns"), ("host-execution-events", "end_host_time_ns"),
     ("host-execution-events", "tile_count"), ("host-execution-events", "tile_duration_sum_ns"),
+    ("dispatch-events", "flags"), ("host-execution-events", "flags"),
+    ("host-execution-events", "status_code"),
 ]
 
 
@@ -247,3 +249,40 @@ def test_aggregate_reports_import_no_numpy(iree_bundles, iree_profile):
                               capture_output=True, text=True)
         assert ours.returncode == 0 and ours.stderr == "clean", (name, ours.stderr)
         assert ours.stdout == iree_profile([name, "--format=jsonl", path]).stdout, name
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_dispatch_events_match_iree_profile(name, iree_bundles, iree_profile, tmp_path):
+    # --dispatch_events from the pass's own array of events (rows read in place), with the
+    # option variants, on the synthetic two-device bundle (clock fits, invalid and reversed
+    # ticks, host spans) and real ones; the pass must have taken them.
+    synthetic = tmp_path / "device.ireeprof"
+    synthetic.write_bytes(device_bundle())
+    paths = [synthetic] + [p for k, p in sorted(iree_bundles.items()) if "local-task" in k][:3]
+    for path in paths:
+        for extra in VARIANTS:
+            options = ReportOptions(dispatch_events=True,
+                                    **{k.lstrip("-"): (int(v) if k == "--id" else v) for k, v in
+                                       (e.split("=", 1) for e in extra)})
+            assert REPORTS[name].report_file(str(path), options) is not None, (path, extra)
+            assert_like_iree([name, "--format=jsonl", "--dispatch_events", *extra, path],
+                             iree_profile)
+
+
+def test_event_rows_read_like_the_exact_paths(iree_bundles, tmp_path):
+    # The native event blocks (columns read in place from the pass's memory) as mappings, row by
+    # row, against the exact path's (numpy columns); and after the pass's other objects are gone.
+    import gc
+
+    from amdgpu_cli.profile.reader import Bundle
+
+    synthetic = tmp_path / "device.ireeprof"
+    synthetic.write_bytes(device_bundle())
+    options = ReportOptions(dispatch_events=True)
+    for path in [synthetic, iree_bundles["attention-local-task-all"]]:
+        native_rows = dispatch_report.report_file(str(path), options)
+        gc.collect()
+        exact_rows = dispatch_report.report(Bundle.open(path), options)
+        ours = [dict(row) for row in native_rows]
+        assert ours == [dict(row) for row in exact_rows], path
+        assert len(ours) >= 5  # some events and the summary

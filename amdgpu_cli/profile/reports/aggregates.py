@@ -14,6 +14,7 @@ Sources: IREE runtime/src/iree/tooling/profile/{dispatch.c,projection.c}.
 from __future__ import annotations
 
 from amdgpu_cli.profile.names import U64_MAX
+from amdgpu_cli.profile.reports.rows import RowLayout
 
 DISPATCH, EXECUTABLE, COMMAND, QUEUE = "dispatch", "executable", "command", "queue"
 MODES = (DISPATCH, EXECUTABLE, COMMAND, QUEUE)
@@ -22,6 +23,30 @@ HOST_TIMING = {"timing_source": "host_execution_event", "time_domain": "iree_hos
 # The event field `--id` selects on, per mode.
 ID_FIELD = {DISPATCH: "event_id", EXECUTABLE: "executable_id", COMMAND: "command_buffer_id",
             QUEUE: "submission_id"}
+
+# The rows of --dispatch_events (the exact path renders them from numpy columns, the native pass
+# from its own array of events).
+_HOST_TIMING_FIELDS = [(k, "=" + v) for k, v in HOST_TIMING.items()]
+
+DISPATCH_EVENT_ROW = RowLayout("dispatch_event", [
+    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
+    ("event_id", "int"), ("submission_id", "int"), ("command_buffer_id", "int"),
+    ("command_index", "int"), ("executable_id", "int"), ("function_ordinal", "int"),
+    ("key", "str"), ("flags", "int"), ("workgroup_count", "list"), ("workgroup_size", "list"),
+    ("start_tick", "int"), ("end_tick", "int"), ("duration_ticks", "int"), ("valid", "bool"),
+    ("clock_fit_available", "bool"), ("device_tick_domain", "=device_tick"),
+    ("duration_time_domain", "=device_tick_duration_ns"), ("duration_ns", "int"),
+])
+
+HOST_DISPATCH_EVENT_ROW = RowLayout("host_dispatch_event", _HOST_TIMING_FIELDS + [
+    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
+    ("event_id", "int"), ("submission_id", "int"), ("command_buffer_id", "int"),
+    ("command_index", "int"), ("executable_id", "int"), ("function_ordinal", "int"),
+    ("key", "str"), ("flags", "int"), ("status_code", "int"), ("workgroup_count", "list"),
+    ("workgroup_size", "list"), ("start_host_time_ns", "int"), ("end_host_time_ns", "int"),
+    ("duration_ns", "int"), ("valid", "bool"), ("tile_count", "int"),
+    ("tile_duration_sum_ns", "int"),
+])
 
 
 def iree_sqrt(value: float) -> float:

@@ -43,7 +43,8 @@ from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.aggregates import (  # noqa: F401 - DISPATCH..QUEUE re-exported
-    COMMAND, DISPATCH, EXECUTABLE, HOST_TIMING, ID_FIELD, MODES, QUEUE, Aggregates, Counts, Table)
+    COMMAND, DISPATCH, DISPATCH_EVENT_ROW, EXECUTABLE, HOST_DISPATCH_EVENT_ROW, HOST_TIMING,
+    ID_FIELD, MODES, QUEUE, Aggregates, Counts, Table)
 from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, RowLayout, Segments, Strings,
                                                  equals_u64, exact_sum, group_ids, interleave, iree_sqrt,
                                                  welford)
@@ -64,29 +65,6 @@ _HOST_FIELDS = ("physical_device_ordinal", "queue_ordinal", "stream_id", "execut
 def _printed_stable(value: float, rel: float) -> bool:
     """True when `%.3f` prints every value within `rel` (relative) of `value` the same."""
     return "%.3f" % (value * (1.0 - rel)) == "%.3f" % (value * (1.0 + rel))
-
-
-_HOST_TIMING_FIELDS = [(k, "=" + v) for k, v in HOST_TIMING.items()]
-
-DISPATCH_EVENT_ROW = RowLayout("dispatch_event", [
-    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
-    ("event_id", "int"), ("submission_id", "int"), ("command_buffer_id", "int"),
-    ("command_index", "int"), ("executable_id", "int"), ("function_ordinal", "int"),
-    ("key", "str"), ("flags", "int"), ("workgroup_count", "list"), ("workgroup_size", "list"),
-    ("start_tick", "int"), ("end_tick", "int"), ("duration_ticks", "int"), ("valid", "bool"),
-    ("clock_fit_available", "bool"), ("device_tick_domain", "=device_tick"),
-    ("duration_time_domain", "=device_tick_duration_ns"), ("duration_ns", "int"),
-])
-
-HOST_DISPATCH_EVENT_ROW = RowLayout("host_dispatch_event", _HOST_TIMING_FIELDS + [
-    ("physical_device_ordinal", "int"), ("queue_ordinal", "int"), ("stream_id", "int"),
-    ("event_id", "int"), ("submission_id", "int"), ("command_buffer_id", "int"),
-    ("command_index", "int"), ("executable_id", "int"), ("function_ordinal", "int"),
-    ("key", "str"), ("flags", "int"), ("status_code", "int"), ("workgroup_count", "list"),
-    ("workgroup_size", "list"), ("start_host_time_ns", "int"), ("end_host_time_ns", "int"),
-    ("duration_ns", "int"), ("valid", "bool"), ("tile_count", "int"),
-    ("tile_duration_sum_ns", "int"),
-])
 
 
 # --- per-device clock fits ------------------------------------------------------------------------

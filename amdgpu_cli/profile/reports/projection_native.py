@@ -1,4 +1,5 @@
-"""The aggregate tables of `dispatch`, `executable` and `command` in one native pass over the events.
+"""The aggregate tables (or the event rows) of `dispatch`, `executable` and `command` in one native
+pass over the events.
 
 `build(path, mode, options)` maps the bundle and has `_projection.c` fill, from the events, the
 same tables `Projection.aggregate` builds from whole columns, while a `MetadataView` keeps the
@@ -7,11 +8,14 @@ records that are not events (the metadata model is built from it, without numpy)
 buffers the events named are checked against the model afterwards; with it, the model comes
 first and the pass is told each function's key verdict per device, the queues and, in `command`
 mode, the command buffers. The result is a `Pass`: the aggregates the reports print as they print
-the exact `Projection`'s, in lists (numpy columns for tables past LIST_GROUPS groups).
+the exact `Projection`'s, in lists (numpy columns for tables past LIST_GROUPS groups). With
+`--dispatch_events` the pass keeps every matched event in its own array instead of tables, and
+`Pass.event_rows` renders them from there (rows.Strided columns), device events' durations fitted
+once the model's clocks are known; the pass's memory lives as long as the rows.
 
 It returns None, and the caller runs the exact path (`Projection.build` over the whole bundle),
-when the native module is not built or switched off, for `--dispatch_events` and `queue` mode
-(per-event rows), when the record chain or the metadata is broken, and when the pass meets
+when the native module is not built or switched off, for `queue` mode, when the record chain or
+the metadata is broken, and when the pass meets
 anything that path reports as an error (a torn event record, missing metadata, a total past its
 limit): that path gives IREE's message for it.
 
@@ -29,8 +33,10 @@ from amdgpu_cli.profile.native import (content_name_table, native_enabled, nativ
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.mapped import page_window
 from amdgpu_cli.profile.names import FAMILIES
-from amdgpu_cli.profile.reports.aggregates import (COMMAND, DISPATCH, EXECUTABLE, ID_FIELD,
+from amdgpu_cli.profile.reports.aggregates import (COMMAND, DISPATCH, DISPATCH_EVENT_ROW,
+                                                   EXECUTABLE, HOST_DISPATCH_EVENT_ROW, ID_FIELD,
                                                    Aggregates, Counts, Table, iree_sqrt, values)
+from amdgpu_cli.profile.reports.rows import RowBlock, Strided, Strings
 
 # Event families the pass reads itself: the metadata view leaves their chunks out.
 EVENT_FAMILIES = ("dispatch-events", "queue-events", "queue-device-events", "host-execution-events",
@@ -52,11 +58,32 @@ LIST_GROUPS = 16384
 
 class Pass(Aggregates):
     """The aggregates of one native pass, and the mapped file's metadata view it was joined with
-    (`view.data`: the file, mapped while this object lives)."""
+    (`view.data`: the file, mapped while this object lives). With --dispatch_events, the pass's
+    matched events too (`event_rows`), held in the pass's memory while this object lives."""
 
     def __init__(self, view: MetadataView, model: Model, mode: str, options: ReportOptions):
         super().__init__(model, mode, options)
         self.view = view
+        self._events = None  # (the pass's state, each function row's key) with --dispatch_events
+
+    def event_rows(self) -> list[RowBlock]:
+        """The matched dispatch_event and host_dispatch_event rows in file order: a block per
+        run of one kind, read in place from the pass's array of events."""
+        state, keys = self._events
+        ffi = native_module()[0]
+        n, size = state.event_count, ffi.sizeof("projection_event_t")
+        if not n:
+            return []
+        base = int(ffi.cast("uintptr_t", state.events))
+        hosts = memoryview(ffi.buffer(state.events, n * size)).cast("B")[
+            ffi.offsetof("projection_event_t", "host")::size].tolist()
+        blocks, start = [], 0
+        for i in range(1, n + 1):
+            if i == n or hosts[i] != hosts[start]:
+                blocks.append(_event_block(ffi, state, base + start * size, i - start,
+                                           bool(hosts[start]), keys))
+                start = i
+        return blocks
 
 
 def build(path: str, mode: str, options: ReportOptions) -> Pass | None:
@@ -64,19 +91,18 @@ def build(path: str, mode: str, options: ReportOptions) -> Pass | None:
     if not eligible(mode, options):
         return None
     ffi, lib = native_module()
-    state = ffi.new("projection_t*")
-    try:
-        return passes(path, mode, options, state,
-                      scan=lambda *args: lib.projection_scan(*args, state),
-                      run=lambda *args: lib.projection_run(*args, state))
-    finally:
-        lib.projection_free(state)
+    owner = ffi.new("projection_t*")
+    # The events of --dispatch_events are read in place: the pass's memory goes with the rows.
+    state = ffi.gc(owner, lambda _, owner=owner: lib.projection_free(owner))
+    return passes(path, mode, options, state,
+                  scan=lambda *args: lib.projection_scan(*args, state),
+                  run=lambda *args: lib.projection_run(*args, state))
 
 
 def eligible(mode: str, options: ReportOptions) -> bool:
-    """Whether the pass can give `mode`'s tables under `options` (else: the exact path)."""
-    return (native_enabled() and mode in (DISPATCH, EXECUTABLE, COMMAND)
-            and not options.dispatch_events and options.id < 1 << 63)
+    """Whether the pass can give `mode`'s tables (or events) under `options` (else: the exact
+    path)."""
+    return native_enabled() and mode in (DISPATCH, EXECUTABLE, COMMAND) and options.id < 1 << 63
 
 
 def passes(path: str, mode: str, options: ReportOptions, state, scan, run,
@@ -89,8 +115,9 @@ def passes(path: str, mode: str, options: ReportOptions, state, scan, run,
     numpy columns, of `Projection`'s dtypes, whatever its size. None: exact path."""
     ffi, lib = native_module()
     _settings(state, mode, options)
-    wanted = TABLES[mode] if tables is None else tables
+    wanted = () if options.dispatch_events else TABLES[mode] if tables is None else tables
     state.tables_left_out = sum(1 << t for t in range(5) if t not in wanted)
+    state.keep_events = options.dispatch_events
     mapped = open_mapped(path)
     if mapped is None:
         return None
@@ -129,16 +156,18 @@ def _one_pass(ffi, state, mapped, mode: str, options: ReportOptions, scan, numpy
     keys: list[str] = []
     index: dict[str, int] = {}
     key_of: dict[tuple[int, int, int], int] = {}
+    row_keys: list[str] = []
     for i in range(s.functions.count):
         pdo, executable, ordinal = s.functions.rows[4 * i:4 * i + 3]
         function = model.functions.get((executable, ordinal))
         if function is None:
             return None
         key = function.key(pdo)
+        row_keys.append(key)
         key_of[(pdo, executable, ordinal)] = index.setdefault(key, len(keys))
         if len(index) > len(keys):
             keys.append(key)
-    return _aggregates(ffi, state, view, model, mode, options, numpy, keys, key_of)
+    return _aggregates(ffi, state, view, model, mode, options, numpy, keys, row_keys, key_of)
 
 
 def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, native_run,
@@ -148,9 +177,10 @@ def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, nati
     data, first, length = mapped
     view = MetadataView.walk(data, first, length, skip=skip_mask(EVENT_FAMILIES))
     model = Model.build(view)
-    keys = _know(lib, state, model, mode, options)
-    if keys is None:
+    known = _know(lib, state, model, mode, options)
+    if known is None:
         return None
+    keys, row_keys = known
     names, name_lengths = content_name_table(ffi)
     src = ffi.from_buffer("uint8_t[]", data)
     try:
@@ -160,19 +190,23 @@ def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, nati
         ffi.release(src)
     if rc != 0:
         return None
-    return _aggregates(ffi, state, view, model, mode, options, numpy, keys)
+    return _aggregates(ffi, state, view, model, mode, options, numpy, keys, row_keys)
 
 
-def _know(lib, state, model: Model, mode: str, options: ReportOptions) -> list[str] | None:
+def _know(lib, state, model: Model, mode: str, options: ReportOptions
+          ) -> tuple[list[str], list[str]] | None:
     """Hands the model's functions (key verdicts per device), queues and command buffers to the
-    pass; the distinct keys that pass `--filter`, by the index the pass keeps per group."""
+    pass: the distinct keys that pass `--filter`, by the index the pass keeps per group, and the
+    key of each function row the pass holds (in the order they were handed over)."""
     keys: list[str] = []
+    row_keys: list[str] = []
     index: dict[str, int] = {}
     devices = sorted({pdo for pdo, _, _ in model.queues})
     failed = 0
     for (executable, ordinal), function in model.functions.items():
         for pdo in devices:
             key = function.key(pdo)
+            row_keys.append(key)
             k = -1
             if options.matches(key):
                 k = index.setdefault(key, len(keys))
@@ -184,7 +218,7 @@ def _know(lib, state, model: Model, mode: str, options: ReportOptions) -> list[s
     if mode == COMMAND:
         for cid in model.command_buffers:
             failed |= lib.projection_know_command_buffer(state, cid)
-    return None if failed else keys
+    return None if failed else (keys, row_keys)
 
 
 def _groups(ffi, table, numpy: bool):
@@ -273,8 +307,16 @@ def _tiles(table: Table, groups) -> None:
 
 
 def _aggregates(ffi, state, view: MetadataView, model: Model, mode: str, options: ReportOptions,
-                numpy: bool, keys: list[str], key_of: dict | None = None) -> Pass:
+                numpy: bool, keys: list[str], row_keys: list[str], key_of: dict | None = None
+                ) -> Pass:
     p = Pass(view, model, mode, options)
+    if options.dispatch_events:
+        lib = native_module()[1]
+        for pdo in model.devices:
+            fit = model.clock_fit(pdo)
+            if fit is not None and pdo <= 0xFFFFFFFF:
+                lib.projection_events_fit(state, pdo, fit.tick_span, fit.time_span_ns)
+        p._events = (state, row_keys)
     s = state
     p.device_counts = Counts(s.device_total, s.device_matched, s.device_valid,
                              s.device_matched - s.device_valid)
@@ -288,3 +330,27 @@ def _aggregates(ffi, state, view: MetadataView, model: Model, mode: str, options
     p.host_command_groups = _timing(groups[_HOST_EXECUTION], True, _EXECUTION_KEYS)
     _tiles(p.host_command_groups, groups[_HOST_EXECUTION])
     return p
+
+
+# --dispatch_events rows: each key but `key` and the event field it reads (None: the same name).
+_DEVICE_EVENT_FIELDS = {"start_tick": "start", "end_tick": "end", "duration_ticks": "duration"}
+_HOST_EVENT_FIELDS = {"start_host_time_ns": "start", "end_host_time_ns": "end"}
+_SIGNED = {"start", "end", "duration_ns", "tile_duration_sum_ns"}  # host spans: int64
+
+
+def _event_block(ffi, state, address: int, count: int, host: bool, keys: list[str]) -> RowBlock:
+    """A run of one kind of event, `count` from `address` in the pass's array, as a row block."""
+    layout = HOST_DISPATCH_EVENT_ROW if host else DISPATCH_EVENT_ROW
+    renamed = _HOST_EVENT_FIELDS if host else _DEVICE_EVENT_FIELDS
+    size = ffi.sizeof("projection_event_t")
+    fields = dict(ffi.typeof("projection_event_t").fields)
+    columns = {}
+    for key in layout.kinds:
+        name = "function" if key == "key" else renamed.get(key, key)
+        f = fields[name]
+        triple = f.type.kind == "array"
+        column = Strided(ffi, address + f.offset, count, size,
+                         ffi.sizeof(f.type.item if triple else f.type),
+                         signed=host and name in _SIGNED, triple=triple, keep=state)
+        columns[key] = Strings(column, keys) if key == "key" else column
+    return layout.block(**columns)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
+from itertools import accumulate
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -38,13 +39,46 @@ _BUFFER_BYTES = 1 << 20
 _PREFIX_PAD = 32  # _rows.c reads each field prefix as a fixed 32-byte move (PREFIX_COPY)
 
 
+class Strided:
+    """A column read in place from memory that outlives the block (a native pass's array of
+    structs): element i is `width` bytes (1, 2, 4 or 8; `signed` or not) at `address + i *
+    stride`, or with `triple` three such values one after the other. `keep`: what owns that
+    memory (kept alive with the column)."""
+
+    __slots__ = ("ffi", "address", "count", "stride", "width", "signed", "triple", "keep")
+
+    def __init__(self, ffi, address: int, count: int, stride: int, width: int,
+                 signed: bool = False, triple: bool = False, keep=None):
+        self.ffi, self.address, self.count, self.stride = ffi, address, count, stride
+        self.width, self.signed, self.triple, self.keep = width, signed, triple, keep
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.count)
+            if step != 1:
+                raise IndexError("a strided column takes contiguous slices only")
+            return Strided(self.ffi, self.address + start * self.stride, max(0, stop - start),
+                           self.stride, self.width, self.signed, self.triple, self.keep)
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        ctype = f"{'' if self.signed else 'u'}int{8 * self.width}_t*"
+        p = self.ffi.cast(ctype, self.address + i * self.stride)
+        return [p[0], p[1], p[2]] if self.triple else p[0]
+
+    def tolist(self) -> list:
+        return [self[i] for i in range(self.count)]
+
+
 class Strings:
     """A string column as codes into a table of distinct texts (no per-row Python strings)."""
 
     __slots__ = ("codes", "texts")
 
     def __init__(self, codes, texts: list[str]):
-        self.codes = _numpy().asarray(codes)
+        self.codes = codes if isinstance(codes, Strided) else _numpy().asarray(codes)
         self.texts = list(texts)
 
     @classmethod
@@ -170,6 +204,8 @@ class RowLayout:
 def _column(values, kind: str):
     if kind in ("str", "json"):
         return values if isinstance(values, Strings) else Strings.of(values)
+    if isinstance(values, Strided):
+        return values
     np = _numpy()
     if kind == "bool":
         return np.asarray(values, dtype=bool)
@@ -311,8 +347,7 @@ class RowBlock:
 
     def _render(self, row_ends: "np.ndarray | None" = None) -> Iterator[memoryview]:
         """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
-        (offsets into everything yielded)."""
-        np = _numpy()
+        (offsets into everything yielded). Needs numpy only for numpy columns."""
         ffi, lib = native_module()
         layout = self.layout
         fields = ffi.new("row_field_t[]", max(1, len(layout.variable)))
@@ -328,18 +363,29 @@ class RowBlock:
             if kind in ("str", "json"):
                 texts = [(string(t) if kind == "str" else t).encode("utf-8", "surrogateescape")
                          for t in column.texts]
-                ends = np.cumsum([len(t) for t in texts], dtype=np.uint64)
+                ends = ffi.new("uint64_t[]", list(accumulate(len(t) for t in texts)) or 1)
                 blob = b"".join(texts) or b"\0"
                 keep += [blob, ends]
                 d.strings = ffi.from_buffer(blob)
-                d.string_ends = ffi.cast("const uint64_t*", ends.ctypes.data)
+                d.string_ends = ends
                 d.string_count = len(texts)
                 column = column.codes
-                if column.dtype.kind not in "iu":
-                    column = column.astype(np.int64)
-                if column.dtype.kind == "i":
-                    column = column.view(column.dtype.str.replace("i", "u"))  # -1: out of table
+                if isinstance(column, Strided):
+                    column = Strided(column.ffi, column.address, column.count, column.stride,
+                                     column.width, False, False, column.keep)
+                else:
+                    if column.dtype.kind not in "iu":
+                        column = column.astype(_numpy().int64)
+                    if column.dtype.kind == "i":  # -1: out of the table
+                        column = column.view(column.dtype.str.replace("i", "u"))
             keep.append(column)
+            if isinstance(column, Strided):
+                d.base = ffi.cast("const uint8_t*", column.address)
+                d.stride, d.width = column.stride, column.width
+                d.kind = {"int": _INT if column.signed else _UINT, "bool": _BOOL, "str": _STR,
+                          "json": _STR, "list": _TRIPLE}[kind]
+                d.digits = 3
+                continue
             d.base = ffi.cast("const uint8_t*", column.__array_interface__["data"][0])
             d.stride = column.strides[0] if column.ndim else 0
             d.width = column.itemsize
@@ -363,7 +409,7 @@ class RowBlock:
             row = lib.render_rows(fields, count, head, len(head), tail, len(tail), bound, row,
                                   self.count, out, size, written, bad, ends)
             if row_ends is not None and base:
-                row_ends[first:row] += np.uint64(base)
+                row_ends[first:row] += _numpy().uint64(base)
             base += written[0]
             yield view[:written[0]]
             if bad[0]:
