@@ -178,8 +178,8 @@ static int shorter(uint64_t a, uint64_t b, int host) {
     return host ? (int64_t)a < (int64_t)b : a < b;
 }
 
-static void keep_top(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
-                     uint64_t stream, uint64_t duration) {
+static void keep_top(projection_t* p, const projection_event_t* e) {
+    int host = e->host;
     top_dispatch_t* top = host ? p->top_host : p->top_device;
     uint32_t* n = host ? &p->top_host_count : &p->top_device_count;
     uint32_t slot = *n;
@@ -187,49 +187,31 @@ static void keep_top(projection_t* p, int host, const uint8_t* r, uint64_t pdo, 
         slot = 0;
         for (uint32_t i = 1; i < TOP_DISPATCHES; ++i)
             if (shorter(top[i].duration, top[slot].duration, host)) slot = i;
-        if (!shorter(top[slot].duration, duration, host)) return;
+        if (!shorter(top[slot].duration, e->duration, host)) return;
     } else {
         ++*n;
     }
     top_dispatch_t* t = &top[slot];
-    memset(t, 0, sizeof(*t));
-    t->duration = duration;
-    t->physical_device_ordinal = (uint32_t)pdo;
-    t->queue_ordinal = (uint32_t)queue;
-    t->stream_id = stream;
-    if (host) {
-        t->event_id = u64_at(r + PH_EVENT);
-        t->submission_id = u64_at(r + PH_SUBMISSION);
-        t->command_buffer_id = u64_at(r + PH_COMMAND_BUFFER);
-        t->executable_id = u64_at(r + PH_EXECUTABLE);
-        t->function_ordinal = u32_at(r + PH_FUNCTION);
-        t->command_index = u32_at(r + PH_COMMAND_INDEX);
-        t->tile_count = u64_at(r + PH_TILES);
-        t->tile_duration_sum_ns = i64_at(r + PH_TILE_NS);
-    } else {
-        t->event_id = u64_at(r + PD_EVENT);
-        t->submission_id = u64_at(r + PD_SUBMISSION);
-        t->command_buffer_id = u64_at(r + PD_COMMAND_BUFFER);
-        t->executable_id = u64_at(r + PD_EXECUTABLE);
-        t->function_ordinal = u32_at(r + PD_FUNCTION);
-        t->command_index = u32_at(r + PD_COMMAND_INDEX);
-    }
+    t->duration = e->duration;
+    t->event_id = e->event_id;
+    t->submission_id = e->submission_id;
+    t->command_buffer_id = e->command_buffer_id;
+    t->executable_id = e->executable_id;
+    t->stream_id = e->stream_id;
+    t->tile_count = e->tile_count;
+    t->tile_duration_sum_ns = e->tile_duration_sum_ns;
+    t->physical_device_ordinal = e->physical_device_ordinal;
+    t->queue_ordinal = e->queue_ordinal;
+    t->function_ordinal = e->function_ordinal;
+    t->command_index = e->command_index;
 }
 
 static int wanted(const projection_t* p, int table) { return !((p->tables_left_out >> table) & 1); }
 
-/* --dispatch_events: one matched event kept as its row prints it. Nonzero: out of memory. */
-static int keep_event(projection_t* p, int host, const uint8_t* r, uint64_t pdo, uint64_t queue,
-                      uint64_t stream, uint64_t function_row, int valid, uint64_t start,
-                      uint64_t end, const uint8_t* workgroups) {
-    if (p->event_count == p->event_capacity) {
-        uint64_t n = p->event_capacity ? p->event_capacity * 2 : 4096;
-        projection_event_t* grown = (projection_event_t*)realloc(p->events, n * sizeof(*grown));
-        if (!grown) return 1;
-        p->events = grown;
-        p->event_capacity = n;
-    }
-    projection_event_t* e = &p->events[p->event_count++];
+/* One matched event as its --dispatch_events row prints it (tiles only for host spans). */
+static void event_of(projection_event_t* e, int host, const uint8_t* r, uint64_t pdo,
+                     uint64_t queue, uint64_t stream, uint64_t function_row, int valid,
+                     uint64_t start, uint64_t end, const uint8_t* workgroups) {
     memset(e, 0, sizeof(*e));
     e->stream_id = stream;
     e->start = start;
@@ -263,6 +245,18 @@ static int keep_event(projection_t* p, int host, const uint8_t* r, uint64_t pdo,
         e->function_ordinal = u32_at(r + PD_FUNCTION);
         e->flags = u32_at(r + PD_FLAGS);
     }
+}
+
+/* --dispatch_events: the event appended to the kept ones. Nonzero: out of memory. */
+static int keep_event(projection_t* p, const projection_event_t* e) {
+    if (p->event_count == p->event_capacity) {
+        uint64_t n = p->event_capacity ? p->event_capacity * 2 : 4096;
+        projection_event_t* grown = (projection_event_t*)realloc(p->events, n * sizeof(*grown));
+        if (!grown) return 1;
+        p->events = grown;
+        p->event_capacity = n;
+    }
+    p->events[p->event_count++] = *e;
     return 0;
 }
 
@@ -321,10 +315,13 @@ static int on_dispatch(projection_t* p, int host, const uint8_t* r, uint64_t pdo
         ++p->device_matched;
         p->device_valid += valid;
     }
-    if (p->keep_top && valid) keep_top(p, host, r, pdo, queue, stream, end - start);
-    if (p->keep_events && keep_event(p, host, r, pdo, queue, stream, function_row - 1, valid,
-                                     start, end, workgroups))
-        return 1;
+    if ((p->keep_top && valid) || p->keep_events) {
+        projection_event_t e;
+        event_of(&e, host, r, pdo, queue, stream, function_row - 1, valid, start, end,
+                 workgroups);
+        if (p->keep_top && valid) keep_top(p, &e);
+        if (p->keep_events && keep_event(p, &e)) return 1;
+    }
     uint64_t tiles = host ? u64_at(r + PH_TILES) : 0;
     int64_t tile_ns = host ? i64_at(r + PH_TILE_NS) : 0;
     if (p->tables_left_out && valid) {
