@@ -13,7 +13,7 @@ import numpy as np
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.toolkit import RowLayout, Rows, Strings
+from amdgpu_cli.profile.reports.toolkit import RowLayout, Rows, Strings, distinct
 
 RECORD_ROW = RowLayout("record", [
     ("index", "int"), ("record_type", "str"), ("record_type_value", "int"),
@@ -37,7 +37,7 @@ def _parts(bundle: Bundle) -> Iterator:
     r = bundle.records
     content_types, names = _strings(bundle)
     status = r["session_status_code"]
-    statuses = np.unique(status).tolist()
+    statuses = distinct(status)
     yield RECORD_ROW.block(
         index=np.arange(len(r)), record_type=Strings.enum(r["record_type"], schema.RecordType.NAMES),
         record_type_value=r["record_type"], record_length=r["record_length"],

@@ -37,7 +37,8 @@ from amdgpu_cli.profile.jsonl import Raw, string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.toolkit import RowLayout, Strings, gather_ranges, group_ids
+from amdgpu_cli.profile.reports.toolkit import (RowLayout, Strings, distinct, gather_ranges,
+                                                 group_ids)
 
 SCHEMA_VERSION = 15
 RecordType = schema.RecordType
@@ -925,7 +926,7 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
     is_chunk = records["record_type"] == RecordType.CHUNK
     routed = is_chunk & np.isin(records["content_index"], list(ROUTED))
     sources = [_Rows(bundle, schema.CONTENT_TYPES[index])
-               for index in np.unique(records["content_index"][routed]).tolist()]
+               for index in distinct(records["content_index"][routed])]
 
     record_starts = records["offset"]
     record_ends = record_starts + records["record_length"]

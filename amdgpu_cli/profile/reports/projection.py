@@ -45,9 +45,9 @@ from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.aggregates import (  # noqa: F401 - DISPATCH..QUEUE re-exported
     COMMAND, DISPATCH, DISPATCH_EVENT_ROW, EXECUTABLE, HOST_DISPATCH_EVENT_ROW, HOST_TIMING,
     ID_FIELD, MODES, QUEUE, Aggregates, Counts, Table)
-from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, RowLayout, Segments, Strings,
-                                                 equals_u64, exact_sum, group_ids, interleave, iree_sqrt,
-                                                 welford)
+from amdgpu_cli.profile.reports.toolkit import (Columns, RowBlock, Segments, Strings,
+                                                 distinct, equals_u64, exact_sum, group_ids,
+                                                 interleave, iree_sqrt, welford)
 
 U64_MAX = schema.U64_MAX
 HOST_DISPATCH_TYPE = 2  # queue/host-execution event type `dispatch`
@@ -83,7 +83,7 @@ class Clocks:
         """Per event: (fitted duration ns, 0 where invalid/unfitted/overflowing; fit available)."""
         ns = np.zeros(len(ticks), np.int64)
         available = np.zeros(len(ticks), bool)
-        for device in np.unique(pdo).tolist():
+        for device in distinct(pdo):
             fit = self.fit(device)
             if fit is None:
                 continue

@@ -37,13 +37,13 @@ from amdgpu_cli.errors import BundleFormatError
 from amdgpu_cli.profile import schema
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.summary import distinct, locate_stride, overflow
+from amdgpu_cli.profile.reports.summary import locate_stride, overflow
 from amdgpu_cli.profile.reports.statistics_rows import (DEVICE_TICK, FLAG_OPERATION_COUNT,
                                                         FLAG_PAYLOAD_BYTES, FLAG_TILE_TOTALS,
                                                         FLAG_TIMING, HOST_NS, NONE, DeviceClock,
                                                         statistics_row, summary_row)
 from amdgpu_cli.profile.reports.summary_rows import Row
-from amdgpu_cli.profile.reports.toolkit import dense_ids, exact_group_sums, exact_sum
+from amdgpu_cli.profile.reports.toolkit import dense_ids, distinct, exact_group_sums, exact_sum
 
 U32_MAX = schema.U32_MAX
 U64_MAX = schema.U64_MAX

@@ -36,16 +36,11 @@ from amdgpu_cli.profile.clock import DeviceClock
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
 from amdgpu_cli.profile.reports.summary_rows import DeviceSummary, Row, device_row, summary_row
-from amdgpu_cli.profile.reports.toolkit import exact_sum
+from amdgpu_cli.profile.reports.toolkit import distinct, exact_sum
 
 U64_MAX = schema.U64_MAX
 F = schema.Flags
 _CONTENT_INDEX = {ct.suffix: i for i, ct in enumerate(schema.CONTENT_TYPES)}
-
-
-def distinct(values: np.ndarray) -> list[int]:
-    """The distinct values, ascending. (Plain `np.unique(a)` imports numpy.ma, ~20 ms, in numpy 2.)"""
-    return np.unique(values, return_counts=True)[0].tolist()
 
 
 def overflow(message: str) -> AmdgpuCliError:
