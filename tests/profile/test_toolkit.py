@@ -222,3 +222,28 @@ def test_plain_blocks_render_and_read_as_column_blocks(count):
     out = io.StringIO()
     write_rows(out, Rows([{"type": "before"}, plain]))
     assert out.getvalue() == '{"type":"before"}\n' + plain.text()
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["native", "pure-python"])
+def test_sink_rendering_and_gathering_equal_bytearrays(pure, monkeypatch):
+    # The export renders block after block onto a reused Sink (native memory, not cleared) and
+    # gathers its ranges into another: the same bytes and row ends as with fresh bytearrays,
+    # across several render buffers and after the sink is emptied and filled again.
+    from amdgpu_cli.profile.reports.toolkit import Sink, gather_ranges
+
+    if pure:
+        monkeypatch.setenv("AMDGPU_CLI_PURE_PYTHON", "1")
+    sink, gathered = Sink(), Sink()
+    for count, seed in ((20000, 5), (300, 6), (0, 7)):
+        block = LAYOUT.block(**_columns(count, seed=seed))
+        expected = bytearray(b"head\n")
+        expected_ends = block.render_into(expected)
+        sink.clear()
+        sink.append(b"head\n")
+        ends = block.render_into(sink)
+        assert bytes(sink.view()) == bytes(expected)
+        assert ends.tolist() == expected_ends.tolist()
+        starts = np.array([5, 0] if count else [0], np.uint64)
+        stops = np.array([len(expected), 5] if count else [5], np.uint64)
+        assert bytes(gather_ranges(sink, starts, stops, gathered)) == \
+            bytes(gather_ranges(bytes(expected), starts, stops))

@@ -37,8 +37,8 @@ from amdgpu_cli.profile.jsonl import Raw, string as json_string
 from amdgpu_cli.profile.model import Model
 from amdgpu_cli.profile.options import ReportOptions
 from amdgpu_cli.profile.reader import Bundle
-from amdgpu_cli.profile.reports.toolkit import (RowLayout, Strings, distinct, gather_ranges,
-                                                 group_ids)
+from amdgpu_cli.profile.reports.toolkit import (RowLayout, Sink, Strings, distinct,
+                                                 gather_ranges, group_ids)
 
 SCHEMA_VERSION = 15
 RecordType = schema.RecordType
@@ -399,7 +399,7 @@ class _Exporter:
         self.times = DeviceTimes(model)
         self.data = memoryview(bundle.data)
         self.headers = bundle.records
-        self.sink = bytearray()  # where rows are rendered (_byte_blocks: one per block)
+        self.sink = Sink()  # where a block's rows are rendered (_byte_blocks empties it per block)
         self._keys: dict[tuple[int, int, int], str] = {}
         self._op_keys: dict[tuple[int, int, int], str] = {}
         self._names: dict[str, dict[tuple, list[str]]] = {}
@@ -915,13 +915,15 @@ def _blocks(count: int, sources: list[_Rows]) -> Iterator[tuple[int, int]]:
     yield from zip(starts, starts[1:] + [count])
 
 
-def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
-    """The export as JSONL bytes, a block of complete lines at a time, in file order."""
+def _byte_blocks(bundle: Bundle) -> Iterator[bytes | memoryview]:
+    """The export as JSONL bytes, a block of complete lines at a time, in file order. A block is
+    valid until the next is asked for (the buffers are reused)."""
     model = Model.build(bundle)          # pass one: nothing is written if this fails
     h = bundle.header
     yield (SCHEMA_ROW % (SCHEMA_VERSION, int(h["version_major"]), int(h["version_minor"]))).encode()
 
     exporter = _Exporter(bundle, model)
+    ordered = Sink()  # each block's rows in file order (its memory reused block after block)
     records = bundle.records
     is_chunk = records["record_type"] == RecordType.CHUNK
     routed = is_chunk & np.isin(records["content_index"], list(ROUTED))
@@ -938,7 +940,9 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
         # A stable sort puts them in file order.
         owners, text = _record_lines(bundle, routed, a, b)
         lines = [t.encode("utf-8", "surrogateescape") for t in text]
-        data = exporter.sink = bytearray(b"".join(lines))  # every row of the block, unordered
+        data = exporter.sink  # every row of the block, unordered
+        data.clear()
+        data.append(b"".join(lines))
         ends = np.cumsum([len(x) for x in lines], dtype=np.uint64)
         keys = [np.asarray(owners, np.int64) * 2]
         starts, stops = [ends - np.asarray([len(x) for x in lines], np.uint64)], [ends]
@@ -967,7 +971,7 @@ def _byte_blocks(bundle: Bundle) -> Iterator[bytes]:
         order = np.argsort(keys, kind="stable")
         if b > a:
             bundle.release_pages(int(record_ends[b - 1]))  # read: let the file's pages go
-        yield gather_ranges(data, starts[order], stops[order])
+        yield gather_ranges(data, starts[order], stops[order], ordered)
         if failed is not None:
             raise failed.error
 
@@ -976,7 +980,7 @@ def lines(bundle: Bundle) -> Iterator[str]:
     """The export as text: blocks of complete JSONL lines, in file order (bytes that are not
     UTF-8 kept as surrogates)."""
     for block in _byte_blocks(bundle):
-        yield block.decode("utf-8", "surrogateescape")
+        yield str(block, "utf-8", "surrogateescape")
 
 
 def write(bundle: Bundle, out: TextIO) -> None:

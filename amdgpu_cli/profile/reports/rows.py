@@ -332,22 +332,29 @@ class RowBlock:
         out = bytearray()
         return out, self.render_into(out)
 
-    def render_into(self, out: bytearray) -> "np.ndarray":
+    def render_into(self, out: "bytearray | Sink") -> "np.ndarray":
         """Appends all rows to `out` as JSONL bytes; where each row ends, counted from where the
         rows begin."""
         np = _numpy()
         if self.plain or not native_enabled():
             lines = [(t + "\n").encode("utf-8", "surrogateescape") for t in self.texts()]
-            out += b"".join(lines)
+            if isinstance(out, Sink):
+                out.append(b"".join(lines))
+            else:
+                out += b"".join(lines)
             return np.cumsum([len(x) for x in lines], dtype=np.uint64)
         ends = np.zeros(self.count, np.uint64)
+        if isinstance(out, Sink) and out._native:
+            self._render_into_sink(out, ends)
+            return ends
         for chunk in self._render(ends):
             out += chunk
         return ends
 
-    def _render(self, row_ends: "np.ndarray | None" = None) -> Iterator[memoryview]:
-        """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
-        (offsets into everything yielded). Needs numpy only for numpy columns."""
+    def _fields(self):
+        """The native renderer's arguments: (row_field_t array, field count, head, tail, the
+        most bytes a row takes, what must stay alive while it renders). numpy only for numpy
+        columns."""
         ffi, lib = native_module()
         layout = self.layout
         fields = ffi.new("row_field_t[]", max(1, len(layout.variable)))
@@ -395,6 +402,13 @@ class RowBlock:
         head, tail = layout.head.encode(), (layout.tail + "\n").encode()
         count = len(layout.variable)
         bound = lib.row_bound(fields, count, len(head), len(tail))
+        return fields, count, head, tail, bound, keep
+
+    def _render(self, row_ends: "np.ndarray | None" = None) -> Iterator[memoryview]:
+        """The rows rendered a buffer at a time; with `row_ends`, fills in where each row ends
+        (offsets into everything yielded)."""
+        ffi, lib = native_module()
+        fields, count, head, tail, bound, keep = self._fields()
         size = max(_BUFFER_BYTES, 2 * bound)
         buffer = bytearray(size)
         view = memoryview(buffer)
@@ -412,8 +426,95 @@ class RowBlock:
                 row_ends[first:row] += _numpy().uint64(base)
             base += written[0]
             yield view[:written[0]]
-            if bad[0]:
-                raise ValueError(f"{layout.row_type} row {row}: string code outside its table")
+            self._check(bad[0], row)
+
+    def _render_into_sink(self, sink: "Sink", row_ends: "np.ndarray") -> None:
+        """The rows rendered straight onto the end of `sink`; `row_ends` gets where each ends."""
+        ffi, lib = native_module()
+        fields, count, head, tail, bound, keep = self._fields()
+        written, bad = ffi.new("uint64_t*"), ffi.new("int*")
+        ends = ffi.cast("uint64_t*", row_ends.ctypes.data)
+        row, start = 0, sink.length
+        while row < self.count:
+            first = row
+            sink.reserve(max(_BUFFER_BYTES, 2 * bound))
+            at = sink.length
+            row = lib.render_rows(fields, count, head, len(head), tail, len(tail), bound, row,
+                                  self.count, sink.tail(), sink.capacity - at, written, bad, ends)
+            if at > start:
+                row_ends[first:row] += _numpy().uint64(at - start)
+            sink.length += written[0]
+            self._check(bad[0], row)
+
+    def _check(self, bad: int, row: int) -> None:
+        if bad:
+            raise ValueError(f"{self.layout.row_type} row {row}: string code outside its table")
+
+
+class Sink:
+    """Bytes appended to one buffer that grows without being cleared first (the native module's
+    memory; a bytearray without it) and keeps its memory when emptied: a writer rendering block
+    after block maps its pages once, and copies nothing to grow a block. `view()` is valid until
+    the next change."""
+
+    def __init__(self):
+        self.length = 0
+        self.capacity = 0
+        self._native = native_enabled()
+        self._memory = None if self._native else bytearray()
+
+    def __len__(self) -> int:
+        return self.length
+
+    def clear(self) -> None:
+        self.length = 0
+        if not self._native:
+            self._memory = bytearray()
+
+    def reserve(self, n: int) -> None:
+        """Room for `n` more bytes (native memory only)."""
+        if self.capacity - self.length >= n:
+            return
+        ffi = native_module()[0]
+        capacity = max(2 * self.capacity, self.length + n)
+        memory = _uncleared(ffi)("char[]", capacity)
+        if self.length:
+            ffi.memmove(memory, self._memory, self.length)
+        self._memory, self.capacity = memory, capacity
+
+    def tail(self):
+        """Where the next byte goes (a native pointer)."""
+        return self._memory + self.length
+
+    def pointer(self):
+        """The first byte (a native pointer)."""
+        return self._memory
+
+    def append(self, data) -> None:
+        n = len(data)
+        if not self._native:
+            self._memory += data
+        elif n:
+            self.reserve(n)
+            native_module()[0].memmove(self.tail(), data, n)
+        self.length += n
+
+    def view(self) -> memoryview:
+        if not self._native:
+            return memoryview(self._memory)
+        if not self.length:
+            return memoryview(b"")
+        return memoryview(native_module()[0].buffer(self._memory, self.length))
+
+
+_ALLOCATOR = []
+
+
+def _uncleared(ffi):
+    """cffi's allocator that leaves new memory as it is (made once)."""
+    if not _ALLOCATOR:
+        _ALLOCATOR.append(ffi.new_allocator(should_clear_after_alloc=False))
+    return _ALLOCATOR[0]
 
 
 class BlockRow(Mapping):

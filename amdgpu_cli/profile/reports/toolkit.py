@@ -22,7 +22,7 @@ from amdgpu_cli.profile.jsonl import Rows  # noqa: F401 - re-exported
 from amdgpu_cli.profile.native import native_enabled, native_module
 from amdgpu_cli.profile.reports.aggregates import iree_sqrt as sqrt_of
 from amdgpu_cli.profile.reports.rows import (  # noqa: F401 - re-exported: the reports' one import
-    BlockRow, RowBlock, RowLayout, Strings)
+    BlockRow, RowBlock, RowLayout, Sink, Strings)
 
 U64_MAX = (1 << 64) - 1
 
@@ -245,19 +245,36 @@ class Segments:
 
 # --- rows -----------------------------------------------------------------------------------------
 
-def gather_ranges(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes | bytearray:
-    """The byte ranges [starts[k], ends[k]) of `data`, concatenated in order."""
+def gather_ranges(data, starts: np.ndarray, ends: np.ndarray, out: Sink | None = None):
+    """The byte ranges [starts[k], ends[k]) of `data` (bytes, or a `Sink`), concatenated in
+    order: new bytes, or, given `out` (a Sink, emptied first), a view of `out`."""
     starts = np.ascontiguousarray(starts, np.uint64)
     ends = np.ascontiguousarray(ends, np.uint64)
+    source = data.view() if isinstance(data, Sink) else data
+    if out is not None:
+        out.clear()
     if not native_enabled():
-        return b"".join(data[a:b] for a, b in zip(starts.tolist(), ends.tolist()))
+        joined = b"".join(source[a:b] for a, b in zip(starts.tolist(), ends.tolist()))
+        if out is None:
+            return joined
+        out.append(joined)
+        return out.view()
     ffi, lib = native_module()
-    out = bytearray(int((ends - starts).sum()))
-    if out:
-        lib.copy_ranges(ffi.from_buffer(data), ffi.cast("const uint64_t*", starts.ctypes.data),
-                        ffi.cast("const uint64_t*", ends.ctypes.data), len(starts),
-                        ffi.from_buffer(out))
-    return out
+    size = int((ends - starts).sum())
+    if out is None:
+        target = bytearray(size)
+        pointer = ffi.from_buffer(target) if size else None
+    else:
+        out.reserve(size)
+        target, pointer = None, out.pointer()
+    if size:
+        lib.copy_ranges(data.pointer() if isinstance(data, Sink) else ffi.from_buffer(source),
+                        ffi.cast("const uint64_t*", starts.ctypes.data),
+                        ffi.cast("const uint64_t*", ends.ctypes.data), len(starts), pointer)
+    if out is None:
+        return target
+    out.length = size
+    return out.view()
 
 
 def interleave(*sources: tuple[RowBlock, np.ndarray]) -> Iterator[RowBlock]:
