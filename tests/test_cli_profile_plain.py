@@ -117,3 +117,15 @@ def test_console_script_runs_plain_lines_without_click(tmp_path):
     assert plain.stderr.startswith("error: ") and plain.stderr.count("\n") == 1
     assert usage.stdout.split() == ["2", "True"], usage
     assert "Invalid value for '--format'" in usage.stderr
+
+
+def test_every_report_command_names_modules_that_exist():
+    import importlib
+
+    from amdgpu_cli.cli.profile_commands import _MODULES
+
+    assert set(_MODULES) == set(COMMANDS) - {"export"}
+    for name, (first, exact, text) in _MODULES.items():
+        assert first is None or hasattr(importlib.import_module(first), "report_file"), name
+        assert hasattr(importlib.import_module(exact), "report"), name
+        assert hasattr(importlib.import_module(text), "render"), name

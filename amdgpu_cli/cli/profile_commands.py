@@ -43,18 +43,29 @@ _FLAGS = ("dispatch_events", "counter_samples")
 _DEFAULTS = {"filter_": "*", "id_": -1, "dispatch_events": False, "counter_samples": False,
              "output": "-"}
 
-# The quicker way to a report's rows where there is one (`report_file(path, options)`, None where
-# the report must run over the opened bundle): module names, imported when the command runs.
-_FIRST = {
-    "summary": "amdgpu_cli.profile.reports.summary_native",
-    "statistics": "amdgpu_cli.profile.reports.statistics_native",
-    "explain": "amdgpu_cli.profile.reports.explain_native",
-    "dispatch": "amdgpu_cli.profile.reports.dispatch",
-    "executable": "amdgpu_cli.profile.reports.executable",
-    "command": "amdgpu_cli.profile.reports.command",
+# Each report's modules, imported when the command runs: (its quicker way to the rows, where it
+# has one: `report_file(path, options)`, None where the report must run over the opened bundle;
+# the report itself: `report(bundle, options)`; its text renderer).
+_MODULES = {
+    "cat": (None, "amdgpu_cli.profile.reports.cat", "amdgpu_cli.cli.profile_text.cat"),
+    "summary": ("amdgpu_cli.profile.reports.summary_native", "amdgpu_cli.profile.reports.summary",
+                "amdgpu_cli.cli.profile_text.summary"),
+    "statistics": ("amdgpu_cli.profile.reports.statistics_native",
+                   "amdgpu_cli.profile.reports.statistics",
+                   "amdgpu_cli.cli.profile_text.statistics"),
+    "explain": ("amdgpu_cli.profile.reports.explain_native", "amdgpu_cli.profile.reports.explain",
+                "amdgpu_cli.cli.profile_text.explain"),
+    "dispatch": ("amdgpu_cli.profile.reports.dispatch", "amdgpu_cli.profile.reports.dispatch",
+                 "amdgpu_cli.cli.profile_text.dispatch"),
+    "executable": ("amdgpu_cli.profile.reports.executable",
+                   "amdgpu_cli.profile.reports.executable",
+                   "amdgpu_cli.cli.profile_text.executable"),
+    "command": ("amdgpu_cli.profile.reports.command", "amdgpu_cli.profile.reports.command",
+                "amdgpu_cli.cli.profile_text.command"),
+    "queue": (None, "amdgpu_cli.profile.reports.queue", "amdgpu_cli.cli.profile_text.queue"),
+    "counter": (None, "amdgpu_cli.profile.reports.counter", "amdgpu_cli.cli.profile_text.counter"),
+    "memory": (None, "amdgpu_cli.profile.reports.memory", "amdgpu_cli.cli.profile_text.memory"),
 }
-_REPORTS = "amdgpu_cli.profile.reports."
-_TEXT = "amdgpu_cli.cli.profile_text."
 
 
 def clamp_id(value: int) -> int:
@@ -90,13 +101,12 @@ def report(command: str, path: str, fmt: str, **options) -> None:
 
     opts = ReportOptions(**options)
     with progress(f"{command}: {path}"):
-        rows = None
-        if command in _FIRST:
-            rows = importlib.import_module(_FIRST[command]).report_file(path, opts)
+        first, exact, _ = _MODULES[command]
+        rows = None if first is None else importlib.import_module(first).report_file(path, opts)
         if rows is None:
             from amdgpu_cli.profile.reader import Bundle
 
-            rows = importlib.import_module(_REPORTS + command).report(Bundle.open(path), opts)
+            rows = importlib.import_module(exact).report(Bundle.open(path), opts)
         if fmt != "jsonl" and hasattr(rows, "__next__"):
             rows = list(rows)  # a lazy report: do the work while the activity bar is up
     if fmt == "jsonl":
@@ -104,7 +114,7 @@ def report(command: str, path: str, fmt: str, **options) -> None:
 
         write_rows(sys.stdout, rows)
         return
-    renderer = importlib.import_module(_TEXT + command)
+    renderer = importlib.import_module(_MODULES[command][2])
     if getattr(renderer, "RICH", False):
         from amdgpu_cli.cli.terminal import console
 
