@@ -7,6 +7,15 @@ tools, so messages read alike (`DATA_LOSS; profile record extends past file end`
 
 from __future__ import annotations
 
+# IREE's status codes, by number (iree/base/status.h): the one table every part names them from
+# (hal.enums.StatusCode, the VM's traps, the profile and replay formats).
+STATUS_NAMES = (
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+    "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+    "DEFERRED", "INCOMPATIBLE",
+)
+
 
 class AmdgpuCliError(Exception):
     """A failure a user can cause: bad flags, bad files, missing devices."""

@@ -16,34 +16,15 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
-from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.errors import STATUS_NAMES, AmdgpuCliError
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-class StatusCode(enum.IntEnum):
-    """IREE status codes (what vm.fail, fence.query and failed semaphores carry)."""
-
-    OK = 0
-    CANCELLED = 1
-    UNKNOWN = 2
-    INVALID_ARGUMENT = 3
-    DEADLINE_EXCEEDED = 4
-    NOT_FOUND = 5
-    ALREADY_EXISTS = 6
-    PERMISSION_DENIED = 7
-    RESOURCE_EXHAUSTED = 8
-    FAILED_PRECONDITION = 9
-    ABORTED = 10
-    OUT_OF_RANGE = 11
-    UNIMPLEMENTED = 12
-    INTERNAL = 13
-    UNAVAILABLE = 14
-    DATA_LOSS = 15
-    UNAUTHENTICATED = 16
-    DEFERRED = 17
-    INCOMPATIBLE = 18
+# IREE status codes (what vm.fail, fence.query and failed semaphores carry), from errors.py's table.
+StatusCode = enum.IntEnum("StatusCode", {name: code for code, name in enumerate(STATUS_NAMES)},
+                          module=__name__)
 
 
 class HalError(AmdgpuCliError):

@@ -12,6 +12,8 @@ Sources: ../shared/reference/ireeprof.md sections 1-2 and 7, checked against IRE
 
 from __future__ import annotations
 
+from amdgpu_cli.errors import STATUS_NAMES  # noqa: F401 - re-exported (schema.py too)
+
 MAGIC = 0x46505249  # b"IRPF" little-endian
 VERSION_MAJOR = 1
 VERSION_MINOR = 6
@@ -29,12 +31,6 @@ class RecordType:
 
 CHUNK_FLAG_TRUNCATED = 1
 
-STATUS_NAMES = [
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
-    "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
-    "DEFERRED", "INCOMPATIBLE",
-]
 
 
 def status_name(code: int) -> str:

@@ -15,6 +15,7 @@ holds, like IREE's, so every str here is latin-1 (one char per byte) and encoded
 from __future__ import annotations
 
 
+from amdgpu_cli.errors import STATUS_NAMES
 from amdgpu_cli.replay import schema
 from amdgpu_cli.replay.reader import ReplayFile, ReplayFormatError, payload_layout, \
     metadata_header
@@ -27,7 +28,7 @@ _RECORD_TYPES = schema.RECORD_TYPE_NAMES
 _OBJECT_TYPES = schema.OBJECT_TYPE_NAMES
 _OPS = {0: "none", **schema.OP_NAMES}
 _PAYLOADS = schema.PAYLOAD_NAMES
-_STATUS = dict(enumerate(schema.STATUS_NAMES))  # unknown codes print as "" (IREE's default)
+_STATUS = dict(enumerate(STATUS_NAMES))  # unknown codes print as "" (IREE's default)
 _FILE_REFERENCES = schema.FILE_REFERENCE_NAMES
 _FILE_VALIDATIONS = schema.FILE_VALIDATION_NAMES
 _FILE_OBJECT_SIZE = schema.PAYLOADS[P.FILE_OBJECT].size

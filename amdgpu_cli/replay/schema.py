@@ -484,11 +484,6 @@ METADATA_FUNCTION = Layout("executable_metadata_function", [
 METADATA_PARAMETER = Layout("executable_metadata_parameter", [
     ("offset", "H"), ("flags", "H"), ("type", "B"), ("size", "B"), ("reserved0", "H")])
 
-# IREE status codes by number, as the dumper prints them (status=<NAME>).
-STATUS_NAMES = ("OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-                "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED", "DEFERRED", "INCOMPATIBLE")
 
 
 def fnv1a_64(data) -> int:

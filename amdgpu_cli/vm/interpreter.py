@@ -39,12 +39,12 @@ import math
 import struct
 from typing import Callable, NamedTuple, Sequence
 
-from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.errors import STATUS_NAMES, AmdgpuCliError
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import Instruction, verify
 from amdgpu_cli.vm.isa import CASES, REG, REMAP, RESULTS
 from amdgpu_cli.siphash import siphash24_keyed
-from amdgpu_cli.vm.refs import (STATUS_NAMES, VmBuffer, VmList, VmTrap, ref_type_name,
+from amdgpu_cli.vm.refs import (VmBuffer, VmList, VmTrap, ref_type_name,
                                 type_matcher, type_matches)
 
 __all__ = ["ImportBinding", "Interpreter", "ModuleState", "TrappingImport", "VmTrap", "cconv_slots",

@@ -21,16 +21,7 @@ from collections.abc import Callable
 
 from amdgpu_cli.errors import AmdgpuCliError
 
-__all__ = ["VmBuffer", "VmList", "VmTrap", "ref_type_name", "type_matcher", "type_matches",
-           "STATUS_NAMES"]
-
-STATUS_NAMES = (
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
-    "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
-    "DEFERRED", "INCOMPATIBLE",
-)
-
+__all__ = ["VmBuffer", "VmList", "VmTrap", "ref_type_name", "type_matcher", "type_matches"]
 
 class VmTrap(AmdgpuCliError):
     """A runtime trap while executing VM code (vm.fail, bounds, bad refs, unresolved imports).
