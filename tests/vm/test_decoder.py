@@ -27,6 +27,7 @@ import json
 import re
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -439,14 +440,15 @@ def test_isa_table_shape():
     assert {op.mnemonic for op in isa.OPCODES if op.terminator} == isa.TERMINATORS
 
 
+# IREE's isa.json facts (tests/vm/data/make_iree_isa_facts.py says how they were taken, and from
+# which commit: the file's "source").
+ISA_FACTS = Path(__file__).with_name("data") / "iree_isa_facts.json"
+
+
 def test_isa_table_matches_iree_isa_json():
-    """Every isa.json row (IREE source mirror) is in our table with the same fields."""
-    try:
-        text = subprocess.run(["git", "-C", str(IREE_MIRROR), "show", f"HEAD:{ISA_JSON}"],
-                              capture_output=True, text=True, check=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        pytest.skip(f"IREE source mirror not available at {IREE_MIRROR}")
-    spec = json.loads(text)
+    """Every isa.json row (IREE's, as tests/vm/data/iree_isa_facts.json keeps its facts) is in our
+    table with the same fields."""
+    spec = json.loads(ISA_FACTS.read_text())
     assert (spec["bytecode_version"]["major"], spec["bytecode_version"]["minor"]) == isa.VERSION
     rows = [r for r in spec["instructions"] if r.get("kind") != "prefix"]
     assert len(rows) + 2 == len(isa.OPCODES)  # + the two 3.13.0 fpowi opcodes
@@ -461,6 +463,24 @@ def test_isa_table_matches_iree_isa_json():
         fields = enc.get("fields") or _class_fields(spec, enc)
         names = [f["name"] for f in fields if f["kind"] != "const_i16"]
         assert [f.name for f in op.fields] == names, op.mnemonic
+
+
+def test_isa_facts_are_those_of_iree_source():
+    """The checked copy holds what the IREE source it names holds (where a mirror is here)."""
+    sys.path.insert(0, str(ISA_FACTS.parent))
+    try:
+        from make_iree_isa_facts import facts
+    finally:
+        sys.path.pop(0)
+    copy = json.loads(ISA_FACTS.read_text())
+    try:
+        text = subprocess.run(["git", "-C", str(IREE_MIRROR), "show",
+                               f"{copy['source']['commit']}:{ISA_JSON}"],
+                              capture_output=True, text=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip(f"IREE source mirror (with commit {copy['source']['commit']}) not at "
+                    f"{IREE_MIRROR}")
+    assert {k: v for k, v in copy.items() if k != "source"} == facts(json.loads(text))
 
 
 def _class_fields(spec, enc):
