@@ -28,6 +28,21 @@ if str(_TESTS_DIR) not in sys.path:
 from iree_bundles import build_bundles, jsonl_rows, tools_available  # noqa: E402,F401
 
 
+def _register_test_drivers() -> None:
+    """The reference `null` driver (hal/null.py: transfers only, no dispatch) is a test double:
+    the tests register it in this process's default registry; the product lists only drivers a
+    user can run a model on."""
+    from amdgpu_cli.hal import null
+    from amdgpu_cli.hal.registry import default_registry
+
+    registry = default_registry()
+    if "null" not in registry.names():
+        registry.register("null", null.NullDriver, "reference host driver (no dispatch)")
+
+
+_register_test_drivers()
+
+
 @pytest.fixture(scope="session")
 def iree_bundles(tmp_path_factory) -> dict[str, Path]:
     if not tools_available():

@@ -7,8 +7,9 @@ first `=` (missing value -> ""), with leading/trailing `&` and whitespace trimme
 flag names one device; several flags make several devices, in order.
 
 Drivers are registered as factories (called at most once per registry, results cached). The default
-registry knows `null` (built in) and lazily imports `local`/`local-sync`/`local-task`, `amdgpu` and
-`cuda` from amdgpu_cli.drivers.*; a driver whose module is not there raises UNAVAILABLE.
+registry lazily imports `local`/`local-sync`/`local-task`, `amdgpu` and `cuda` from
+amdgpu_cli.drivers.*; a driver whose module is not there raises UNAVAILABLE. (hal/null.py's
+reference driver is the tests' to register: it is no driver a user can run a model on.)
 Driver options (what IREE's per-driver flags such as `--amdgpu_libhsa_search_path` set) are keyword
 arguments for a driver's factory:
 `registry.with_options({"amdgpu": {"libhsa_search_paths": [...]}})` is a registry with the same
@@ -182,9 +183,7 @@ def default_registry() -> DriverRegistry:
     global _default_registry
     with _default_lock:
         if _default_registry is None:
-            from amdgpu_cli.hal import null
             registry = DriverRegistry()
-            registry.register("null", null.NullDriver, "reference host driver (no dispatch)")
             for name in ("local", "local-sync", "local-task"):
                 registry.register(name, _lazy("amdgpu_cli.drivers.local", "Driver", name),
                                   "CPU driver")
