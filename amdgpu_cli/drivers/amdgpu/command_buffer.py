@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from amdgpu_cli.drivers.amdgpu import blit
 from amdgpu_cli.drivers.amdgpu.allocator import device_address
 from amdgpu_cli.drivers.amdgpu.executable import AmdgpuExecutable
+from amdgpu_cli.drivers.amdgpu.kernarg_ring import BLOCK_SIZE  # the kernarg ring's allocation unit
 from amdgpu_cli.drivers.amdgpu.kernargs import KernelInfo, hal_kernargs, kernarg_size
 from amdgpu_cli.hal.buffer import Buffer, buffers_overlap
 from amdgpu_cli.hal.command_buffer import (
@@ -57,7 +58,6 @@ from amdgpu_cli.hal.command_buffer import (
 )
 from amdgpu_cli.hal.enums import BufferUsage, DispatchFlags, HalError, MemoryType
 
-KERNARG_BLOCK = 64  # the kernarg ring's allocation unit
 INLINE_UPDATE_MAX = 64 * 1024  # larger updates are staged outside the kernarg ring
 _STAGING_TYPE = int(MemoryType.HOST_LOCAL | MemoryType.DEVICE_VISIBLE)
 _STAGING_USAGE = int(BufferUsage.TRANSFER | BufferUsage.MAPPING_SCOPED)
@@ -68,7 +68,7 @@ _CUSTOM_DIRECT_ARGUMENTS = int(DispatchFlags.CUSTOM_DIRECT_ARGUMENTS)
 
 def _ring_bytes(size: int, alignment: int = 16) -> int:
     """Worst-case kernarg-ring bytes of one `submission.kernargs(size, alignment)` call."""
-    return -(-max(size, 1) // KERNARG_BLOCK) * KERNARG_BLOCK + max(alignment, 16)
+    return -(-max(size, 1) // BLOCK_SIZE) * BLOCK_SIZE + max(alignment, 16)
 
 
 class Program:

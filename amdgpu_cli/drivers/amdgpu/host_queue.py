@@ -126,8 +126,7 @@ class Submission:
 
     def kernargs(self, size: int, alignment: int = 16) -> tuple[int, memoryview]:
         """(device address, writable view) of `size` bytes in the queue's kernarg ring."""
-        return self._queue._kernargs.allocate(size, alignment, deadline=self._deadline,
-                                              check=self._queue._raise_failure)
+        return self._queue.allocate_kernargs(size, alignment, self._deadline)
 
     def dispatch(self, kernel_object: int, workgroup_size: Sequence[int], grid_size: Sequence[int],
                  private_segment_size: int, group_segment_size: int, kernarg_address: int, *,
@@ -183,7 +182,7 @@ def _retire(epoch: _Epoch, queue) -> None:
     """Forget a drained or failed epoch: its producer records and its hold on producer queues."""
     unregister(epoch.signals, queue, epoch.number)
     for producer in epoch.waits_on:
-        producer._count_device_waiter(-1)
+        producer.count_device_waiter(-1)
 
 
 class HostQueue:
@@ -207,6 +206,7 @@ class HostQueue:
         self.wait_strategy = strategy
         self.label = f"p{physical_device.ordinal}q{index}"
         self._ffi, self._lib = libhsa.ffi, libhsa.lib
+        self._kernargs: KernargRing | None = None  # made once the ring's memory is allocated
         self._agent = self._ffi.new("hsa_agent_t*", {"handle": physical_device.agent.handle})
         self._submit_lock = threading.Lock()
         self._state = threading.Condition()  # guards everything below
@@ -417,7 +417,7 @@ class HostQueue:
                     status="INTERNAL"))
                 raise
             for producer in device_waits:  # counted first: retiring the epoch uncounts them
-                producer._count_device_waiter(+1)
+                producer.count_device_waiter(+1)
             with self._state:  # recorded before publication, so the drain always finds it
                 failed = self._failure is not None
                 if not failed:
@@ -428,7 +428,7 @@ class HostQueue:
                     register(signals, self, epoch.number)
             if failed:  # the queue failed meanwhile: its reserved slots are never consumed
                 for producer in device_waits:
-                    producer._count_device_waiter(-1)
+                    producer.count_device_waiter(-1)
                 self._raise_failure(signals)
             for offset, packet in enumerate(packets):
                 word, body = packet.encode()
@@ -492,7 +492,7 @@ class HostQueue:
         ffi, lib = self._ffi, self._lib
         signals = ffi.new("hsa_signal_t[2]", [self._epoch, self._stop])
         conditions = ffi.new("hsa_signal_condition_t[2]",
-                             [C.HSA_SIGNAL_CONDITION_LT, C.HSA_SIGNAL_CONDITION_NE])
+                             [aql.CONDITION_LT, aql.CONDITION_NE])
         values = ffi.new("hsa_signal_value_t[2]", [EPOCH_INITIAL, 0])
         drained = 0
         while True:
@@ -533,7 +533,15 @@ class HostQueue:
             self._state.notify_all()
         return completed
 
-    def _count_device_waiter(self, delta: int) -> None:
+    def allocate_kernargs(self, size: int, alignment: int, deadline: float
+                          ) -> tuple[int, memoryview]:
+        """(device address, writable view) of `size` bytes in the kernarg ring, waiting until
+        `deadline` for room; fails as the queue has where it failed meanwhile."""
+        return self._kernargs.allocate(size, alignment, deadline=deadline,
+                                       check=self._raise_failure)
+
+    def count_device_waiter(self, delta: int) -> None:
+        """Another queue's submission waits on this one on the device (+1), or no longer (-1)."""
         with self._state:
             self._device_waiters += delta
             self._state.notify_all()
@@ -565,9 +573,8 @@ class HostQueue:
         self._lib.hsa_signal_store_screlease(self._stop, 1)
 
     def _kernargs_wake(self) -> None:
-        kernargs = getattr(self, "_kernargs", None)
-        if kernargs is not None:
-            kernargs.wake()
+        if self._kernargs is not None:
+            self._kernargs.wake()
 
     def _fail_outstanding(self, error: HalError) -> None:
         """Fail the signals of every undrained epoch and every parked submission."""
