@@ -2,8 +2,8 @@
 
 What it holds, and why it is C:
 * the IREE executable-library ABI v0 structs (`runtime/src/iree/hal/local/executable_library.h`,
-  IREE 3.13.0, library version 6), declared once in `_dispatch_abi.h` and used by `elf_loader.py` and
-  `executable.py` through `ffi`;
+  IREE 3.13.0, library version 6), declared once in `_dispatch_abi.h` and used by
+  `elf_loader.py` and `executable.py` through `ffi`;
 * page mapping (`mmap`/`mprotect`/`munmap`) for the embedded-ELF loader;
 * `lx_environment_init`: fills `environment_v0` as IREE's runtime does — the import thunk and the
   x86_64 CPU feature bits in `processor.data[0]` (IREE `base/internal/cpu.c` bit layout);
