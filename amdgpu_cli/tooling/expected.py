@@ -24,23 +24,21 @@ from typing import TYPE_CHECKING, Sequence
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.tooling.element_types import F16, F32, F64, BF16, ElementType
-from amdgpu_cli.tooling.io import (
-    DEFAULT_MAX_ELEMENT_COUNT,
-    _element_formatter,
-    _flat_elements,
-    format_buffer_view,
-    parse_inputs,
-)
+from amdgpu_cli.tooling.io import parse_inputs
 from amdgpu_cli.tooling.values import (
+    DEFAULT_MAX_ELEMENT_COUNT,
     FunctionIOError,
     Tensor,
     Value,
     _bits,
+    _element_formatter,
+    _flat_elements,
     _normalize,
     _numpy_scalar,
     _scalar_name,
     _type_name,
     _widen,
+    format_buffer_view,
 )
 
 if TYPE_CHECKING:

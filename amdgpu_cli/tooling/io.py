@@ -35,7 +35,6 @@ hal/{string_util.c,buffer_view_util.c}.
 
 from __future__ import annotations
 
-import math
 import sys
 from array import array
 from typing import IO, TYPE_CHECKING, Iterable, Sequence
@@ -55,18 +54,19 @@ from amdgpu_cli.tooling.element_types import (
 from amdgpu_cli.tooling.values import (
     _C_SPACE,
     _MAX_RANK,
+    DEFAULT_MAX_ELEMENT_COUNT,
     FunctionIOError,
     StorageBuffer,
     Tensor,
     Value,
-    _bits,
+    _c_float,
     _checked_size,
     _normalize,
     _numpy_scalar,
     _scalar_name,
     _type_name,
     _vm_scalar,
-    _widen,
+    format_buffer_view,
 )
 
 if TYPE_CHECKING:
@@ -85,7 +85,6 @@ __all__ = [
     "write_outputs",
 ]
 
-DEFAULT_MAX_ELEMENT_COUNT = 1024  # iree-run-module's --output_max_element_count
 _SEPARATORS = frozenset(_C_SPACE + ",[]")
 
 
@@ -525,87 +524,6 @@ def _encode_narrow_floats(values: list[float], element_type: ElementType) -> byt
 # --------------------------------------------------------------------------------------------
 # Printing
 # --------------------------------------------------------------------------------------------
-
-
-def _c_float(value: float, upper: bool) -> str:
-    """C's `%G` / `%g` (NaN keeps its sign, as glibc prints it)."""
-    if math.isnan(value):
-        text = "-nan" if math.copysign(1.0, value) < 0 else "nan"
-        return text.upper() if upper else text
-    return ("%G" if upper else "%g") % value
-
-
-def _flat_elements(tensor: Tensor):
-    """A tensor's elements as `_element_formatter`'s functions take them: a memoryview of the
-    types Python reads (the numpy storage for the narrow floats, whose codecs need it)."""
-    element_type = tensor.element_type
-    if element_type.narrow_float is not None:
-        return tensor.storage.reshape(-1)
-    view = memoryview(tensor.data)
-    code = element_type.python_format
-    return view.cast(code) if code else view
-
-
-def _element_formatter(element_type: ElementType):
-    """(flat elements, start, stop) -> element strings (`iree_hal_format_element`), where the
-    flat elements are what `_flat_elements` gives."""
-    fmt = element_type.narrow_float
-    if fmt is not None:
-
-        def narrow_floats(flat, start: int, stop: int) -> list[str]:
-            from amdgpu_cli.tooling.narrow_float import decode_narrow_float
-
-            values = _widen(decode_narrow_float(_bits(flat[start:stop]), fmt))
-            return [_c_float(v, True) for v in values.tolist()]
-
-        return narrow_floats
-    code = element_type.python_format
-    if code in ("f", "d"):  # f32 -> double (tolist) is exact and keeps a NaN's sign
-        return lambda flat, start, stop: [_c_float(v, True) for v in flat[start:stop].tolist()]
-    if code is not None:
-        return lambda flat, start, stop: [str(v) for v in flat[start:stop].tolist()]
-    size = element_type.byte_size
-    return lambda flat, start, stop: [
-        flat[i * size : (i + 1) * size].hex().upper() for i in range(start, stop)
-    ]
-
-
-def format_buffer_view(tensor: Tensor, max_element_count: int | None = None) -> str:
-    """`2x3xf32=[1 2 3][4 5 6]`, eliding past `max_element_count` elements like IREE."""
-    budget = _budget(max_element_count)
-    shape = tensor.shape
-    prefix = ("x".join(str(d) for d in shape) + "x") if shape else ""
-    flat = _flat_elements(tensor)
-    formatter = _element_formatter(tensor.element_type)
-    parts: list[str] = []
-    remaining = [budget]
-
-    def leaf(offset: int, length: int) -> None:
-        count = min(remaining[0], length)
-        remaining[0] -= count
-        parts.append(" ".join(formatter(flat, offset, offset + count)))
-        if count < length:
-            parts.append("...")
-
-    def nested(offset: int, dims: tuple[int, ...]) -> None:
-        if len(dims) <= 1:
-            leaf(offset, dims[0] if dims else 1)
-            return
-        stride = math.prod(dims[1:])
-        for i in range(dims[0]):
-            parts.append("[")
-            nested(offset + i * stride, dims[1:])
-            parts.append("]")
-
-    nested(0, shape)
-    return f"{prefix}{tensor.element_type.name}={''.join(parts)}"
-
-
-def _budget(max_element_count: int | None) -> int:
-    if max_element_count is None:
-        return DEFAULT_MAX_ELEMENT_COUNT
-    # IREE stores the flag in a size_t: a negative count means "no limit".
-    return max_element_count if max_element_count >= 0 else sys.maxsize
 
 
 def format_result(value: Value, max_element_count: int | None = None) -> str:
