@@ -34,22 +34,22 @@ from __future__ import annotations
 
 import platform
 import struct
-import sys
 from functools import partial
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.buffer import Buffer, allocated_buffer
 from amdgpu_cli.hal.command_buffer import CommandBuffer, DispatchCommand, resolve_ref
 from amdgpu_cli.hal.device import HostQueueDevice
-from amdgpu_cli.hal.enums import CommandBufferMode, DispatchFlags, HalError, MemoryAccess
-from amdgpu_cli.hal.executable import Executable, ExecutableCache, ExportInfo
+from amdgpu_cli.hal.enums import CommandBufferMode, HalError, MemoryAccess
+from amdgpu_cli.hal.executable import ExecutableCache
 from amdgpu_cli.hal.profiling import (MEMORY_EVENT_ID, MEMORY_FLAG_POOL_RESERVATION,
                                       MEMORY_FLAG_POOL_STATS, MEMORY_FLAG_QUEUE_OPERATION, Family,
                                       MemoryEvent, Op, memory_event, now_ns)
 
 from .elf_loader import ElfLibrary
-from .executable import (BINDING_ALIGNMENT, LocalExecutable, PreparedDispatch, WorkerPool,
+from .executable import (BINDING_ALIGNMENT, LocalExecutable, WorkerPool,
                          default_pool, export_plans)
+from .hal_executable import LocalHalExecutable, hal_error, hal_exports, u32_list
 from .pool import TransientPool
 from .program import ReplayProgram
 
@@ -77,14 +77,9 @@ _U32_MAX = 0xFFFFFFFF
 _POOL_EVENT_FLAGS = (MEMORY_FLAG_QUEUE_OPERATION | MEMORY_FLAG_POOL_RESERVATION
                      | MEMORY_FLAG_POOL_STATS)
 
-_CUSTOM_DIRECT_ARGUMENTS = int(DispatchFlags.CUSTOM_DIRECT_ARGUMENTS)
 _ONE_SHOT = int(CommandBufferMode.ONE_SHOT)
 _ACCESS_ANY = int(MemoryAccess.ANY)
 _ACCESS_WRITE = int(MemoryAccess.WRITE)
-_LITTLE_ENDIAN = sys.byteorder == "little" and struct.calcsize("I") == 4
-# Prepared dispatches kept per executable; past this many distinct constant sets (constants that
-# change on every call) the cache is dropped and refilled.
-_PREPARED_DISPATCH_LIMIT = 256
 
 
 def cpu_data() -> tuple[int, ...]:
@@ -96,32 +91,6 @@ def cpu_data() -> tuple[int, ...]:
         lib.lx_environment_init(env)
         _cpu_data = tuple(int(env.processor.data[i]) for i in range(8))
     return _cpu_data
-
-
-def _hal_error(error: AmdgpuCliError, prefix: str = "") -> HalError:
-    status = error.status if isinstance(error.status, str) and error.status else "INTERNAL"
-    try:
-        return HalError(f"{prefix}{error}", status=status)
-    except ValueError:  # a status name IREE does not have
-        return HalError(f"{prefix}{error}", status="INTERNAL")
-
-
-def _u32_list(data, what: str) -> list[int]:
-    """Little-endian u32s from bytes-like data, or ints from a sequence."""
-    if data is None:
-        return []
-    if type(data) is bytes and _LITTLE_ENDIAN:
-        if len(data) % 4:
-            raise HalError(f"{what} length {len(data)} must be a multiple of 4 bytes",
-                           status="INVALID_ARGUMENT")
-        return memoryview(data).cast("I").tolist()
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        raw = bytes(memoryview(data).cast("B"))
-        if len(raw) % 4:
-            raise HalError(f"{what} length {len(raw)} must be a multiple of 4 bytes",
-                           status="INVALID_ARGUMENT")
-        return list(struct.unpack(f"<{len(raw) // 4}I", raw))
-    return [int(v) & 0xFFFFFFFF for v in data]
 
 
 def _binding_addresses(bindings):
@@ -178,82 +147,6 @@ def _stage_misaligned(bindings):
             view = staged
         views.append(view)
     return views, write_back
-
-
-class LocalHalExecutable(Executable):
-    """A loaded embedded-ELF library as a HAL executable; `library` is the LocalExecutable."""
-
-    def __init__(self, device, library: LocalExecutable, executable_format: str = "",
-                 exports: tuple[ExportInfo, ...] | None = None, shared_prepared=None):
-        super().__init__(device)
-        self.library = library
-        self.format = executable_format
-        self._exports = exports if exports is not None else _hal_exports(library.exports)
-        self._prepared: dict[tuple[int, bytes, int], PreparedDispatch] = {}
-        # The checked dispatches of every executable over the same cached image (_LoadedImage):
-        # the checks depend only on the image's exports, so another executable's pass.
-        self._shared_prepared = shared_prepared
-
-    @property
-    def name(self) -> str:
-        return self.library.name
-
-    @property
-    def exports(self) -> tuple[ExportInfo, ...]:
-        return self._exports
-
-    def prepare_dispatch(self, ordinal: int, constants: bytes, flags: int) -> PreparedDispatch:
-        """The checked native form of dispatching export `ordinal` with `constants` (bytes, as
-        recorded): IREE's inline command buffer checks, made once per distinct (ordinal,
-        constants, flags) rather than on every execution of a recorded command buffer."""
-        key = (ordinal, constants, int(flags))
-        prepared = self._prepared.get(key)
-        if prepared is None:
-            shared = self._shared_prepared
-            if shared is not None:
-                checked = shared.get(key)
-                if checked is not None:
-                    prepared = checked.rebind(self.library)
-                    if len(self._prepared) >= _PREPARED_DISPATCH_LIMIT:
-                        self._prepared.clear()
-                    self._prepared[key] = prepared
-                    return prepared
-            if int(flags) & _CUSTOM_DIRECT_ARGUMENTS:
-                raise HalError("direct/indirect arguments are not supported on the inline CPU "
-                               "command buffer", status="UNIMPLEMENTED")
-            exports = self._exports
-            if not 0 <= ordinal < len(exports):
-                raise HalError(f"function id {ordinal} out of range (count: {len(exports)})",
-                               status="OUT_OF_RANGE")
-            export = exports[ordinal]
-            if len(constants) % 4:
-                raise HalError("constants must be 4-byte aligned", status="FAILED_PRECONDITION")
-            values = _u32_list(constants, "constant data")
-            if len(values) != export.constant_count:
-                raise HalError(f"constant count mismatch, expected {export.constant_count} but "
-                               f"was provided {len(values)}", status="INVALID_ARGUMENT")
-            try:
-                prepared = self.library.prepare(ordinal, values)
-            except AmdgpuCliError as error:
-                raise _hal_error(error) from error
-            if len(self._prepared) >= _PREPARED_DISPATCH_LIMIT:
-                self._prepared.clear()  # constants that change on every call: nothing to reuse
-            self._prepared[key] = prepared
-            if shared is not None:
-                if len(shared) >= _PREPARED_DISPATCH_LIMIT:
-                    shared.clear()
-                shared[key] = prepared
-        return prepared
-
-    def close(self) -> None:
-        if not self._closed:
-            self.library.close()
-        super().close()
-
-
-def _hal_exports(exports) -> tuple[ExportInfo, ...]:
-    return tuple(ExportInfo(e.name, tuple(max(v, 1) for v in e.workgroup_size), e.constant_count,
-                            e.binding_count) for e in exports)
 
 
 class _LoadedImage:
@@ -360,7 +253,7 @@ class LocalExecutableCache(ExecutableCache):
         if not self.can_prepare_format(executable_format):
             raise HalError(f"no executable loader registered for the given executable format "
                            f"'{executable_format}'", status="NOT_FOUND")
-        values = _u32_list(constants, "executable constant data")
+        values = u32_list(constants, "executable constant data")
         device = self.device
         pool = getattr(device, "pool", None)
         if type(data) is not bytes:
@@ -380,7 +273,7 @@ class LocalExecutableCache(ExecutableCache):
         except HalError:
             raise
         except AmdgpuCliError as error:
-            raise _hal_error(error, "loading executable: ") from error
+            raise hal_error(error, "loading executable: ") from error
         executable = LocalHalExecutable(device, library, executable_format, exports,
                                         None if images is None else shared)
         if device is not None and hasattr(device, "_track_executable"):
@@ -392,7 +285,7 @@ def _load_image(data: bytes, values) -> _LoadedImage:
     library = ElfLibrary(data, executable_constants=values)
     try:
         plans = export_plans(library)
-        return _LoadedImage(library, plans, _hal_exports(library.exports),
+        return _LoadedImage(library, plans, hal_exports(library.exports),
                             library.size + len(data))
     except BaseException:
         library.close()
@@ -542,7 +435,7 @@ class LocalDevice(HostQueueDevice):
                 if program.run(binding_table, self.serial):
                     return
             except AmdgpuCliError as error:
-                raise _hal_error(error) from error
+                raise hal_error(error) from error
         super()._execute(command_buffer, binding_table)
 
     def _program(self, command_buffer: CommandBuffer) -> ReplayProgram | None:
@@ -569,7 +462,7 @@ class LocalDevice(HostQueueDevice):
             if not program.run(binding_table, self.serial, times):
                 return None
         except AmdgpuCliError as error:
-            raise _hal_error(error) from error
+            raise hal_error(error) from error
         return ffi.unpack(times, 3 * program.step_count)
 
     def _dispatch(self, command: DispatchCommand, binding_table) -> None:
@@ -620,7 +513,7 @@ class LocalDevice(HostQueueDevice):
         except HalError:
             raise
         except AmdgpuCliError as error:
-            raise _hal_error(error) from error
+            raise hal_error(error) from error
         del keep_alive  # the bindings' memory stayed referenced until the kernel returned
         for target, staged in write_back:
             target[...] = staged

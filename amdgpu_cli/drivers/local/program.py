@@ -44,6 +44,7 @@ from amdgpu_cli.hal.enums import WHOLE_BUFFER, HalError, MemoryAccess
 from ._dispatch import ffi, lib
 from .executable import (BINDING_ALIGNMENT, PreparedDispatch, default_pool, dispatch_failure,
                          valid_workgroup_count)
+from .hal_executable import LocalHalExecutable
 
 _ACCESS_ANY = int(MemoryAccess.ANY)
 _U63 = 1 << 63  # offsets and lengths past this are not buffer ranges (and overflow the u64 sums)
@@ -130,7 +131,6 @@ class ReplayProgram:
 
     @staticmethod
     def _prepare(command: DispatchCommand) -> PreparedDispatch:
-        from .device import LocalHalExecutable  # device.py imports this module
         executable = command.executable
         if command.workgroup_count_ref is not None or not isinstance(executable, LocalHalExecutable):
             raise _NotReplayable("indirect or foreign dispatch")
