@@ -1,11 +1,11 @@
 """Replay of HAL commands as AQL packets: what one host-queue submission of the device emits.
 
-`Program` turns queue operations and the commands of a recorded
+`SubmissionPlan` turns queue operations and the commands of a recorded
 `hal.command_buffer.CommandBuffer` into the steps of one `HostQueue.submit` (contract K2): every
 step is one AQL kernel dispatch (or an execution barrier, which emits nothing and gives the next
 packet the barrier bit). A reusable command buffer is never re-recorded: each `queue_execute`
-replays its command list into a new Program, so the packets are emitted again with the binding
-table of that submission. Per command:
+replays its command list into a new SubmissionPlan, so the packets are emitted again with the
+binding table of that submission. Per command:
   - dispatch: one dispatch packet; `hal_kernargs` (reference §6.1) in the kernarg ring; grid =
     workgroup count x the export's workgroup size;
   - indirect dispatch: the same, with the workgroup count read on the host from its host-visible
@@ -19,7 +19,7 @@ table of that submission. Per command:
   - debug groups, advise: nothing; collectives: UNIMPLEMENTED.
 
 Everything that can fail on the host (binding resolution, ranges, kernel lookup, kernarg packing)
-happens when the Program is made, before anything is submitted, so argument errors leave no
+happens when the SubmissionPlan is made, before anything is submitted, so argument errors leave no
 half-built submission. Only the kernarg-ring addresses (update sources, kernarg blocks) and the
 indirect workgroup counts are filled in by `build()`, which the queue calls once it has reserved
 `packet_count` slots and `kernarg_bytes` of ring space. Dispatches with a zero workgroup count emit
@@ -71,7 +71,7 @@ def _ring_bytes(size: int, alignment: int = 16) -> int:
     return -(-max(size, 1) // BLOCK_SIZE) * BLOCK_SIZE + max(alignment, 16)
 
 
-class Program:
+class SubmissionPlan:
     """The packets of one submission on one physical device, planned on the host."""
 
     def __init__(self, device_library, physical_device, allocator):

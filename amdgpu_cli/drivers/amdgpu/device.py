@@ -15,8 +15,8 @@ every GPU (device_library.py), the executable cache (executable.py: every execut
 every GPU) and two host queues per GPU (host_queue.py, made on first use with `queue_options`:
 HostQueue keyword arguments such as `wait_strategy`). Queue affinity bit i is
 physical device i // 2, queue i % 2; the lowest selected bit wins, so ANY is queue 0 of GPU 0.
-Every queue operation is planned on the host (command_buffer.py `Program`: argument errors raise
-before anything is waited or signalled) and handed to `HostQueue.submit` as one submission with
+Every queue operation is planned on the host (command_buffer.py `SubmissionPlan`: argument errors
+raise before anything is waited or signalled) and handed to `HostQueue.submit` as one submission with
 the wait and signal fences' timepoints; the queue orders it (device barriers or deferral), emits
 the AQL packets and signals the semaphores when its epoch completes. alloca allocates at once on
 the queue's GPU and orders only the signal; dealloca of a queue_alloca buffer returns its block
@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from amdgpu_cli.drivers.amdgpu.allocator import AmdgpuAllocator
-from amdgpu_cli.drivers.amdgpu.command_buffer import Program
+from amdgpu_cli.drivers.amdgpu.command_buffer import SubmissionPlan
 from amdgpu_cli.drivers.amdgpu.device_library import DeviceLibrary
 from amdgpu_cli.drivers.amdgpu.executable import AmdgpuExecutableCache
 from amdgpu_cli.drivers.amdgpu.system import AgentInfo, Agents, PoolInfo
@@ -224,14 +224,14 @@ class AmdgpuDevice(Device):
                     self.profiler.enable_queue(queue)
             return queue
 
-    def _program(self, queue_affinity, command_buffer=None) -> Program:
+    def _program(self, queue_affinity, command_buffer=None) -> SubmissionPlan:
         self._check_open()
         if self.library is None:
             raise HalError("the amdgpu device has no device library; queue operations need one",
                            status="FAILED_PRECONDITION")
         index = self.queue_index(queue_affinity)
         physical = self.physical_devices[index // QUEUES_PER_DEVICE]
-        program = Program(self.library, physical, self._allocator)
+        program = SubmissionPlan(self.library, physical, self._allocator)
         recorder = self.profiler
         if recorder is not None:
             from amdgpu_cli.drivers.amdgpu.profiling import SubmissionProfile
@@ -248,7 +248,7 @@ class AmdgpuDevice(Device):
         return program
 
     def _submit(self, queue_affinity, wait: Fence | None, signal: Fence | None,
-                program: Program | None = None, retain=(), *, op: int = Op.BARRIER,
+                program: SubmissionPlan | None = None, retain=(), *, op: int = Op.BARRIER,
                 payload_length: int = 0, operation_count: int = 1) -> None:
         index = self.queue_index(queue_affinity)
         queue = self.host_queue(index)

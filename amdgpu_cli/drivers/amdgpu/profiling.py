@@ -40,7 +40,7 @@ Events are collected at flush: completed signals are read and returned to the po
 for a later flush; `end` waits (bounded) for the queues to go idle first. Event ids count from 1
 per queue (dispatch and device-queue separately), submission ids from 1 per session, as IREE.
 
-Threading: `SubmissionProfile.dispatch` runs where the Program is planned (the caller),
+Threading: `SubmissionProfile.dispatch` runs where the SubmissionPlan is planned (the caller),
 `DispatchEvent.issue` / the markers where the packets are built (the caller, or a queue's
 deferred-issue thread, under the queue's submission lock, so ids follow ring order); flush takes
 each queue's pending list under its lock. Lifetime: pool signals are destroyed at end, except any
@@ -279,7 +279,7 @@ class DeviceSpan:
 
 
 class SubmissionProfile:
-    """What a Program asks while it plans one profiled submission (`Program.profile`)."""
+    """What a SubmissionPlan asks while it plans one profiled submission (its `profile`)."""
 
     __slots__ = ("recorder", "queue", "submission_id", "command_buffer_id")
 
