@@ -6,8 +6,10 @@ update, copy, dispatch, indirect dispatch, collective, debug groups, advise) and
 recording-time validation (command_buffer_validation.c): category allowed, state, binding slots <
 binding_capacity, direct buffers' usage/memory type/range, fill pattern size and alignment, copy
 lengths equal and direct ranges disjoint, dispatch entry point in range and constants a multiple of
-4 bytes. Checks that need the binding table run at execute time (`resolve_ref`). UNVALIDATED mode
-skips recording checks.
+4 bytes. Checks that need the binding table run at execute time (`resolve_ref`), and so do the
+dispatch checks every driver makes against the loaded kernel (`check_executable`,
+`check_constant_count`, `check_binding_count`, `workgroup_count_source`). UNVALIDATED mode skips
+recording checks.
 
 A buffer reference is either direct (`buffer` set; offset/length relative to it) or indirect
 (`buffer` None; `slot` names a binding-table entry, offset added to the entry's, length -1 = rest).
@@ -455,6 +457,38 @@ def _constant_bytes(constants) -> bytes:
     if isinstance(constants, (bytes, bytearray, memoryview)):
         return bytes(constants)
     return b"".join((int(c) & 0xFFFFFFFF).to_bytes(4, "little") for c in constants)
+
+
+# --- the execute-time dispatch checks every driver makes (IREE's messages) -----------------------
+
+
+def check_executable(executable, kind: type, device: str) -> None:
+    """A dispatch's executable must be one this driver's device loaded."""
+    if not isinstance(executable, kind):
+        raise HalError(f"executable {executable!r} was not loaded by {device} device",
+                       status="INVALID_ARGUMENT")
+
+
+def check_constant_count(expected: int, constant_bytes: int) -> None:
+    """`constant_bytes` of push constants must be `expected` u32s."""
+    if constant_bytes != 4 * expected:
+        raise HalError(f"constant count mismatch, expected {expected} but was provided "
+                       f"{constant_bytes // 4}", status="INVALID_ARGUMENT")
+
+
+def check_binding_count(expected: int, provided: int) -> None:
+    if provided != expected:
+        raise HalError(f"binding count mismatch, expected {expected} but was provided "
+                       f"{provided}", status="INVALID_ARGUMENT")
+
+
+def workgroup_count_source(ref: BufferRef, binding_table=()) -> tuple[Buffer, int]:
+    """(buffer, offset) of an indirect dispatch's three u32 workgroup counts."""
+    buffer, offset, length = resolve_ref(ref, binding_table)
+    if length < 12:
+        raise HalError(f"workgroup count buffer range of {length} bytes is smaller than 3 x u32",
+                       status="OUT_OF_RANGE")
+    return buffer, offset
 
 
 def resolve_ref(ref: BufferRef, binding_table=()) -> tuple[Buffer, int, int]:

@@ -53,8 +53,12 @@ from amdgpu_cli.hal.command_buffer import (
     ExecutionBarrierCommand,
     FillCommand,
     UpdateCommand,
+    check_binding_count,
+    check_constant_count,
+    check_executable,
     resolve_copy,
     resolve_ref,
+    workgroup_count_source,
 )
 from amdgpu_cli.hal.enums import BufferUsage, DispatchFlags, HalError, MemoryType
 
@@ -152,9 +156,7 @@ class SubmissionPlan:
     def dispatch(self, command: DispatchCommand, binding_table: Sequence,
                  command_index: int = _U32_MAX) -> None:
         executable = command.executable
-        if not isinstance(executable, AmdgpuExecutable):
-            raise HalError(f"executable {executable!r} was not loaded by an amdgpu device",
-                           status="INVALID_ARGUMENT")
+        check_executable(executable, AmdgpuExecutable, "an amdgpu")
         if int(command.flags) & _CUSTOM_DIRECT_ARGUMENTS:
             raise HalError("custom direct dispatch arguments are not supported by the amdgpu "
                            "driver", status="UNIMPLEMENTED")
@@ -165,12 +167,8 @@ class SubmissionPlan:
             addresses.append(device_address(buffer, offset))
             self.retain.append(buffer.root)
         constants = command.constants
-        if len(constants) != 4 * kernel.constant_count:
-            raise HalError(f"constant count mismatch, expected {kernel.constant_count} but was "
-                           f"provided {len(constants) // 4}", status="INVALID_ARGUMENT")
-        if len(addresses) != kernel.binding_count:
-            raise HalError(f"binding count mismatch, expected {kernel.binding_count} but was "
-                           f"provided {len(addresses)}", status="INVALID_ARGUMENT")
+        check_constant_count(kernel.constant_count, len(constants))
+        check_binding_count(kernel.binding_count, len(addresses))
         self.retain.append(executable)
         self.packet_count += 1
         self.kernarg_bytes += _ring_bytes(kernarg_size(kernel), kernel.kernarg_segment_align)
@@ -214,10 +212,7 @@ class SubmissionPlan:
             self._emit(submission, kernel, kernargs, grid, kernel.workgroup_size, signal)
 
     def _indirect_count(self, ref, binding_table) -> Callable[[], tuple[int, int, int]]:
-        buffer, offset, length = resolve_ref(ref, binding_table)
-        if length < 12:
-            raise HalError(f"workgroup count buffer range of {length} bytes is smaller than "
-                           "3 x u32", status="OUT_OF_RANGE")
+        buffer, offset = workgroup_count_source(ref, binding_table)
         if not buffer.root._memory_type & _HOST_VISIBLE:
             raise HalError("indirect dispatch with workgroup counts in device-only memory is not "
                            "implemented by the amdgpu driver (the counts are read on the host)",

@@ -38,7 +38,8 @@ from functools import partial
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.buffer import Buffer, allocated_buffer
-from amdgpu_cli.hal.command_buffer import CommandBuffer, DispatchCommand, resolve_ref
+from amdgpu_cli.hal.command_buffer import (CommandBuffer, DispatchCommand, check_binding_count,
+                                           check_executable, resolve_ref, workgroup_count_source)
 from amdgpu_cli.hal.device import HostQueueDevice
 from amdgpu_cli.hal.enums import CommandBufferMode, HalError, MemoryAccess
 from amdgpu_cli.hal.executable import ExecutableCache
@@ -475,25 +476,18 @@ class LocalDevice(HostQueueDevice):
         """Runs one dispatch; with `timed`, returns (its workgroup count, its workgroups' summed
         run time in ns)."""
         executable = command.executable
-        if not isinstance(executable, LocalHalExecutable):
-            raise HalError(f"executable {executable!r} was not loaded by a local device",
-                           status="INVALID_ARGUMENT")
+        check_executable(executable, LocalHalExecutable, "a local")
         prepared = executable.prepare_dispatch(command.entry_point, command.constants,
                                                command.flags)
 
         if command.workgroup_count_ref is not None:
-            buffer, offset, length = resolve_ref(command.workgroup_count_ref, binding_table)
-            if length < 12:
-                raise HalError(f"workgroup count buffer range of {length} bytes is smaller than "
-                               f"3 x u32", status="OUT_OF_RANGE")
+            buffer, offset = workgroup_count_source(command.workgroup_count_ref, binding_table)
             x, y, z = struct.unpack("<3I", buffer.read(offset, 12))
             workgroup_count = (x, y, z & 0xFFFF)
         else:
             workgroup_count = command.workgroup_count
 
-        if len(command.bindings) != prepared.binding_count:
-            raise HalError(f"binding count mismatch, expected {prepared.binding_count} but was "
-                           f"provided {len(command.bindings)}", status="INVALID_ARGUMENT")
+        check_binding_count(prepared.binding_count, len(command.bindings))
 
         resolved = []
         for i, ref in enumerate(command.bindings):

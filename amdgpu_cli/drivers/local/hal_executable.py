@@ -9,6 +9,7 @@ import struct
 import sys
 
 from amdgpu_cli.errors import AmdgpuCliError
+from amdgpu_cli.hal.command_buffer import check_constant_count
 from amdgpu_cli.hal.enums import DispatchFlags, HalError
 from amdgpu_cli.hal.executable import Executable, ExportInfo
 
@@ -96,9 +97,7 @@ class LocalHalExecutable(Executable):
             if len(constants) % 4:
                 raise HalError("constants must be 4-byte aligned", status="FAILED_PRECONDITION")
             values = u32_list(constants, "constant data")
-            if len(values) != export.constant_count:
-                raise HalError(f"constant count mismatch, expected {export.constant_count} but "
-                               f"was provided {len(values)}", status="INVALID_ARGUMENT")
+            check_constant_count(export.constant_count, 4 * len(values))
             try:
                 prepared = self.library.prepare(ordinal, values)
             except AmdgpuCliError as error:
