@@ -21,8 +21,8 @@ signed ints, Python floats, refs, and for a variadic span `C...D` a list of tupl
 their status; its call sites do that inline instead of calling through its wrapper.
 
 The numerics (integer and float helpers, conversions, libm, calling-convention values) are
-numerics.py's. Semantics follow the IREE 3.13.0 x86-64 runtime (runtime/src/iree/vm/ops.h, bytecode/dispatch.c):
-two's-complement wraparound, C division (division by zero or INT_MIN / -1 is a native crash there:
+numerics.py's. Semantics follow the IREE 3.13.0 x86-64 runtime (runtime/src/iree/vm/ops.h,
+bytecode/dispatch.c): two's-complement wraparound, C division (division by zero or INT_MIN / -1 is a native crash there:
 here a VmTrap, status INTERNAL), shift amounts masked to the width, f32 results rounded from
 double (exact for + - * / and sqrt), libm math through cffi so that results are the same bits as
 the runtime's (expf, powf, lroundf, remainderf, ...), float->int casts through lround/llround,
