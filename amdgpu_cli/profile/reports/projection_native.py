@@ -76,13 +76,15 @@ class Pass(Aggregates):
             return []
         base = int(ffi.cast("uintptr_t", state.events))
         hosts = memoryview(ffi.buffer(state.events, n * size)).cast("B")[
-            ffi.offsetof("projection_event_t", "host")::size].tolist()
+            ffi.offsetof("projection_event_t", "host")::size].tobytes()  # one byte per event
         blocks, start = [], 0
-        for i in range(1, n + 1):
-            if i == n or hosts[i] != hosts[start]:
-                blocks.append(_event_block(ffi, state, base + start * size, i - start,
-                                           bool(hosts[start]), keys))
-                start = i
+        while start < n:  # a run of one kind ends where the other kind's byte first appears
+            host = hosts[start]
+            end = hosts.find(b"\0" if host else b"\1", start)
+            end = n if end < 0 else end
+            blocks.append(_event_block(ffi, state, base + start * size, end - start, bool(host),
+                                       keys))
+            start = end
         return blocks
 
 
@@ -106,13 +108,12 @@ def eligible(mode: str, options: ReportOptions) -> bool:
 
 
 def passes(path: str, mode: str, options: ReportOptions, state, scan, run,
-           tables: tuple[int, ...] | None = None, numpy: bool = False) -> Pass | None:
+           tables: tuple[int, ...] | None = None) -> Pass | None:
     """The aggregates from the native pass over the bundle at `path`: `state` is the pass's
     `projection_t*`; `scan(...)` is `projection_scan` (the record table and the events in one
     pass) and `run(...)` `projection_run` (the events alone), or a pass that does the same and
     more (explain's), each called with their arguments but the state. `tables`: those filled
-    (default: what `mode`'s report reads; the others are left empty); `numpy`: every table in
-    numpy columns, of `Projection`'s dtypes, whatever its size. None: exact path."""
+    (default: what `mode`'s report reads; the others are left empty). None: exact path."""
     ffi, lib = native_module()
     _settings(state, mode, options)
     wanted = () if options.dispatch_events else TABLES[mode] if tables is None else tables
@@ -123,8 +124,8 @@ def passes(path: str, mode: str, options: ReportOptions, state, scan, run,
         return None
     try:
         if options.filter in ("", "*"):
-            return _one_pass(ffi, state, mapped, mode, options, scan, numpy)
-        return _two_passes(ffi, lib, state, mapped, mode, options, run, numpy)
+            return _one_pass(ffi, state, mapped, mode, options, scan)
+        return _two_passes(ffi, lib, state, mapped, mode, options, run)
     except (Declined, AmdgpuCliError):
         return None
 
@@ -140,8 +141,7 @@ def _field_offset(layout: layouts.Layout, name: str) -> int:
     return next(offset for offset, _, field in layout.fields if field == name)
 
 
-def _one_pass(ffi, state, mapped, mode: str, options: ReportOptions, scan, numpy: bool
-              ) -> Pass | None:
+def _one_pass(ffi, state, mapped, mode: str, options: ReportOptions, scan) -> Pass | None:
     """Without --filter every event with known metadata is matched, so the metadata view and the
     events come from one pass: the pass notes the queues, functions and command buffers the
     events name, checked against the model afterwards."""
@@ -167,11 +167,11 @@ def _one_pass(ffi, state, mapped, mode: str, options: ReportOptions, scan, numpy
         key_of[(pdo, executable, ordinal)] = index.setdefault(key, len(keys))
         if len(index) > len(keys):
             keys.append(key)
-    return _aggregates(ffi, state, view, model, mode, options, numpy, keys, row_keys, key_of)
+    return _aggregates(ffi, state, view, model, mode, options, keys, row_keys, key_of)
 
 
-def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, native_run,
-                numpy: bool) -> Pass | None:
+def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, native_run
+                ) -> Pass | None:
     """With --filter the pass needs each function's verdict first: the metadata view, then the
     events."""
     data, first, length = mapped
@@ -190,7 +190,7 @@ def _two_passes(ffi, lib, state, mapped, mode: str, options: ReportOptions, nati
         ffi.release(src)
     if rc != 0:
         return None
-    return _aggregates(ffi, state, view, model, mode, options, numpy, keys, row_keys)
+    return _aggregates(ffi, state, view, model, mode, options, keys, row_keys)
 
 
 def _know(lib, state, model: Model, mode: str, options: ReportOptions
@@ -221,14 +221,14 @@ def _know(lib, state, model: Model, mode: str, options: ReportOptions
     return None if failed else (keys, row_keys)
 
 
-def _groups(ffi, table, numpy: bool):
+def _groups(ffi, table):
     """A pass table's groups, as (count, column): `column(name)` reads one field of every group
-    (a list, or a numpy column with `numpy` or past LIST_GROUPS groups), `column(name, i)`
+    (a list, or a numpy column past LIST_GROUPS groups), `column(name, i)`
     element i of an array field, `code=` another type for the field's bits ("q": int64)."""
     n = table.count
     size = ffi.sizeof("projection_group_t")
     raw = memoryview(ffi.buffer(table.groups, n * size)) if n else memoryview(b"")
-    if numpy or n > LIST_GROUPS:
+    if n > LIST_GROUPS:
         import numpy as np  # noqa: PLC0415 - only for large tables
 
         def read(code: str, offset: int):
@@ -307,7 +307,7 @@ def _tiles(table: Table, groups) -> None:
 
 
 def _aggregates(ffi, state, view: MetadataView, model: Model, mode: str, options: ReportOptions,
-                numpy: bool, keys: list[str], row_keys: list[str], key_of: dict | None = None
+                keys: list[str], row_keys: list[str], key_of: dict | None = None
                 ) -> Pass:
     p = Pass(view, model, mode, options)
     if options.dispatch_events:
@@ -322,7 +322,7 @@ def _aggregates(ffi, state, view: MetadataView, model: Model, mode: str, options
                              s.device_matched - s.device_valid)
     p.host_counts = Counts(s.host_total, s.host_matched, s.host_valid,
                            s.host_matched - s.host_valid)
-    groups = [_groups(ffi, s.tables[i], numpy) for i in range(5)]
+    groups = [_groups(ffi, s.tables[i]) for i in range(5)]
     p.dispatch_groups = _function_table(groups[_DEVICE_FUNCTION], False, keys, key_of)
     p.command_groups = _timing(groups[_DEVICE_EXECUTION], False, _EXECUTION_KEYS)
     p.submission_groups = _timing(groups[_DEVICE_SUBMISSION], False, _SUBMISSION_KEYS)
