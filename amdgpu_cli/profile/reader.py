@@ -208,11 +208,8 @@ def _variable_tail_lengths(ct: schema.ContentType, rows: np.ndarray) -> np.ndarr
 class Bundle:
     """An opened .ireeprof file. Use `Bundle.open(path)` or `Bundle.from_bytes(data)`."""
 
-    def __init__(self, data: np.ndarray, path: str = "<memory>", keepalive=None,
-                 without: tuple[str, ...] = (), scan=None):
+    def __init__(self, data: np.ndarray, path: str = "<memory>", keepalive=None):
         self.path = path
-        self.without = frozenset(without)      # families left out of `records` (see `open`)
-        self._scan_call = scan                 # the native table walk (see `open`)
         self.data = data                       # uint8 view of the whole file
         self._keepalive = keepalive
         self._typed: dict[str, Typed] = {}
@@ -228,18 +225,14 @@ class Bundle:
     # --- opening ----------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, without: tuple[str, ...] = (), scan=None) -> "Bundle":
-        """The bundle at `path`. `without` names families (suffixes) whose chunks `records` leaves
-        out: a metadata view for the one-pass reducers, which read the events themselves (native
-        scanner only; a chain error's record number then counts only the records kept). `scan`
-        replaces the native table walk (`lib.scan_table`'s arguments, its return code): a
-        reducer that reads the events in the same pass."""
+    def open(cls, path: str | os.PathLike) -> "Bundle":
+        """The bundle at `path` (the one-pass reducers read a mapped file's metadata through
+        metadata_view.py instead)."""
         path = os.fspath(path)
         mm = map_file(path)
         if mm is None:
-            return cls(np.zeros(0, np.uint8), path, without=without, scan=scan)
-        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm, without=without,
-                   scan=scan)
+            return cls(np.zeros(0, np.uint8), path)
+        return cls(np.frombuffer(mm, dtype=np.uint8), path, keepalive=mm)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Bundle":
@@ -273,11 +266,7 @@ class Bundle:
     def _scan(self) -> np.ndarray:
         start, end = self.first_record_offset, self.logical_length
         if native_enabled():
-            skip = sum(1 << schema.CONTENT_TYPES.index(schema.BY_SUFFIX[s]) for s in self.without)
-            table, code, offset = _scan_native(self.data, start, end, skip, self._scan_call,
-                                               self.page_window)
-        elif self.without:
-            raise ValueError("a bundle without some families needs the native scanner")
+            table, code, offset = _scan_native(self.data, start, end, self.page_window)
         else:
             table, code, offset = _scan_python(self.data, start, end)
         if code != _SCAN_OK:
@@ -386,8 +375,6 @@ class Bundle:
 
     def typed(self, suffix: str, *, strict: bool = False) -> Typed:
         """Every typed record of one content type; `strict` also checks variable-record lengths."""
-        if suffix in self.without:
-            raise ValueError(f"this bundle was opened without its {suffix} chunks")
         typed = self._typed.get(suffix)
         if typed is None:
             typed = self._typed[suffix] = self._decode(schema.BY_SUFFIX[suffix])
@@ -405,8 +392,6 @@ class Bundle:
         """Where every typed record of one fixed-size content type is, without copying them: the
         same walk and the same errors as `typed`, for reports that read a few fields of many
         records (`Located.columns`)."""
-        if suffix in self.without:
-            raise ValueError(f"this bundle was opened without its {suffix} chunks")
         located = self._located.get(suffix)
         if located is None:
             ct = schema.BY_SUFFIX[suffix]
@@ -476,15 +461,12 @@ class Bundle:
 
 # --- scan implementations ---------------------------------------------------------------------
 
-def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0, scan=None,
-                 window: int = 0):
+def _scan_native(data: np.ndarray, start: int, end: int, window: int = 0):
     """The record walk in native code (_pass.c `scan_table`): one call fills the table while a
     helper thread maps the file a window ahead and the walk lets go of the pages behind it. The
     table is allocated for the most records the file could hold; only its used part is touched.
-    Chunks of the families `skip` names (bit per family) are left out; `scan` stands in for
-    `lib.scan_table`; `window` is the pager's (0 unless `data` is a file mapping)."""
+    `window` is the pager's (0 unless `data` is a file mapping)."""
     ffi, lib = _native.ffi, _native.lib
-    scan = scan or lib.scan_table
     names, lengths = content_name_table(ffi)
     src = ffi.from_buffer("uint8_t[]", data)
     parts = []
@@ -493,7 +475,7 @@ def _scan_native(data: np.ndarray, start: int, end: int, skip: int = 0, scan=Non
     while True:
         capacity = max(16, min(1 << 24, (end - offset) // 104 + 1))
         block = np.empty(capacity, RECORD_TABLE)
-        code = scan(src, end, offset, names, lengths, len(CONTENT_NAMES), window, skip,
+        code = lib.scan_table(src, end, offset, names, lengths, len(CONTENT_NAMES), window, 0,
                     ffi.cast("scan_entry_t*", ffi.from_buffer(block)), capacity, count, next_offset)
         parts.append(block[:count[0]])
         offset = next_offset[0]
