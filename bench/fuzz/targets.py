@@ -33,8 +33,8 @@ Targets:
     safetensors        the same for `.safetensors` (formats.safetensors: header length, JSON, offsets)
   Extra (only when named; not in CI):
     ireeprof-reports   every amdgpu-profile report's JSONL rows on the bundle, and the one-pass
-                       native reports (summary, statistics, dispatch, executable, command)
-                       against their exact paths
+                       native reports (summary, statistics, dispatch, executable, command,
+                       explain, dispatch --dispatch_events) against their exact paths
 
 Sizes: the `input` harness lowers the function-I/O allocation cap (values._MAX_ALLOCATION) to
 16 MiB so that a fuzzed `1000000000xi8` asks for a cap error instead of a gigabyte of zeros, which
@@ -411,19 +411,22 @@ def _compare_one_pass_reports(data: bytes) -> None:
     with tempfile.NamedTemporaryFile(suffix=".ireeprof") as f:
         f.write(data)
         f.flush()
-        for name in ONE_PASS_REPORTS:
+        # --dispatch_events: the pass's own event array against the exact path's columns.
+        cases = [(name, ReportOptions()) for name in ONE_PASS_REPORTS]
+        cases.append(("dispatch", ReportOptions(dispatch_events=True)))
+        for name, options in cases:
             module = importlib.import_module(f"amdgpu_cli.profile.reports.{name}")
             exact = importlib.import_module(
                 f"amdgpu_cli.profile.reports.{name.removesuffix('_native')}")
             try:
-                rows = module.report_file(f.name, ReportOptions())
+                rows = module.report_file(f.name, options)
             except AmdgpuCliError:
                 continue  # raised before the pass (the file header), as the exact path does
             if rows is None:
                 continue
             ours = text(rows)
             try:
-                expected = text(exact.report(Bundle.from_bytes(data), ReportOptions()))
+                expected = text(exact.report(Bundle.from_bytes(data), options))
             except AmdgpuCliError as e:
                 raise OnePassMismatch(f"{name}: one pass gave rows, the exact path fails: {e}")
             if ours != expected:
