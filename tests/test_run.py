@@ -83,13 +83,13 @@ def test_generated_import_sites_match_iree(vmfbs, iree_run, monkeypatch):
     """Every corpus RUN line again, with each import call site's generated code (literal
     constant operands included) used from its first run: a site otherwise walks its shape the
     first time, which is all a one-call run like the test above ever executes."""
-    from amdgpu_cli.vm import interpreter
+    from amdgpu_cli.vm import import_calls
 
     def no_walk(*args):
         raise AssertionError("an import call site walked its shape")
 
-    monkeypatch.setattr(interpreter, "WALKED_IMPORT_RUNS", 0)
-    monkeypatch.setattr(interpreter, "_walk_import_call", no_walk)
+    monkeypatch.setattr(import_calls, "WALKED_IMPORT_RUNS", 0)
+    monkeypatch.setattr(import_calls, "_walk_import_call", no_walk)
     compared = 0
     for case in CASES:
         if case.id in KNOWN_GAPS:

@@ -29,8 +29,9 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 from amdgpu_cli.formats.vmfb import BytecodeModule, split_cconv
 from amdgpu_cli.vm.decoder import verify
-from amdgpu_cli.vm.interpreter import (ImportBinding, Interpreter, ModuleState, host_to_raw,
-                                       raw_to_host)
+from amdgpu_cli.vm.import_calls import ImportBinding
+from amdgpu_cli.vm.interpreter import Interpreter, ModuleState
+from amdgpu_cli.vm.numerics import host_to_raw, raw_to_host
 from amdgpu_cli.vm.refs import VmTrap
 
 __all__ = ["BytecodeImports", "NativeFunction", "NativeModule", "VmContext"]

@@ -42,7 +42,7 @@ from amdgpu_cli.hal.enums import (
 )
 from amdgpu_cli.hal.fence import Fence, wait_fences
 from amdgpu_cli.vm.context import NativeFunction, NativeModule
-from amdgpu_cli.vm.interpreter import TrappingImport
+from amdgpu_cli.vm.import_calls import TrappingImport
 from amdgpu_cli.vm.refs import VmBuffer, VmTrap
 
 __all__ = ["HalFile", "HalModule"]

@@ -50,7 +50,7 @@ from amdgpu_cli.hal.enums import (BufferUsage, CommandBufferMode, CommandCategor
 from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.vm.context import NativeFunction, NativeModule
 from amdgpu_cli.vm.hal_module import _need, _queue_device
-from amdgpu_cli.vm.interpreter import TrappingImport
+from amdgpu_cli.vm.import_calls import TrappingImport
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
 __all__ = ["IO_PARAMETERS_MODULE_VERSION", "IoParametersModule"]

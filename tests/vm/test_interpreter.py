@@ -27,7 +27,7 @@ import pytest
 from amdgpu_cli.formats.vmfb import load_vmfb, split_cconv
 from amdgpu_cli.vm import isa
 from amdgpu_cli.vm.context import NativeFunction, NativeModule, VmContext
-from amdgpu_cli.vm.interpreter import host_to_raw
+from amdgpu_cli.vm.numerics import host_to_raw
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
 from .test_vmfb import compile_mlir
@@ -629,7 +629,7 @@ def test_i64_to_f32_casts_round_once_to_nearest_even():
 
     import numpy as np
 
-    from amdgpu_cli.vm.interpreter import _int_to_f32
+    from amdgpu_cli.vm.numerics import _int_to_f32
 
     rng = random.Random(7)
     ties = [2**24 + 1, 2**24 + 3, 2**25 + 2, 2**25 + 6, (2**24 + 1) << 38, 2**53 + 2**29]
