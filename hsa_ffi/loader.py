@@ -67,12 +67,14 @@ def candidates(search_paths: Iterable[str] = (), environ: Mapping[str, str] | No
     return result
 
 
-def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Libhsa:
-    """Open the first HSA runtime found in IREE's search order; `LibhsaNotFound` lists every try."""
+def load(search_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None,
+         error_type: type[HsaError] = HsaError) -> Libhsa:
+    """Open the first HSA runtime found in IREE's search order; `LibhsaNotFound` lists every try.
+    The `Libhsa` raises `error_type` (an `HsaError` subclass) for every failed call."""
     env = os.environ if environ is None else environ
     handle, candidate, tried = dlopen_first(candidates(search_paths, env))
     if handle is not None:
-        return Libhsa(ffi.dlopen(handle), candidate, tried)
+        return Libhsa(ffi.dlopen(handle), candidate, tried, error_type)
     if _skip_system(env):
         tried.extend((name, f"skipped: {SKIP_SYSTEM_ENV}=1") for name in LIBRARY_NAMES)
     attempts = "; ".join(f"tried {path} ({why})" for path, why in tried)
@@ -93,14 +95,17 @@ class Libhsa:
     called on `lib` directly.
     """
 
-    def __init__(self, lib, path: str, tried: list[tuple[str, str]]):
+    def __init__(self, lib, path: str, tried: list[tuple[str, str]],
+                 error_type: type[HsaError] = HsaError):
         self.ffi = ffi
+        self.error_type = error_type
         self.lib = lib
         self.path = path
         self.tried = tried
         for name in CORE_FUNCTIONS:
             if not self.has(name):
-                raise HsaError(f"symbol '{name}' not found in library {path}", status="NOT_FOUND")
+                raise error_type(f"symbol '{name}' not found in library {path}",
+                                 status="NOT_FOUND")
         self.file = _file_of(lib.hsa_init) or path
 
     def has(self, name: str) -> bool:
@@ -127,7 +132,7 @@ class Libhsa:
     def error(self, name: str, status: int) -> HsaError:
         """The `HsaError` for `status` returned by `name` (for callers that check statuses themselves,
         e.g. HSA callbacks that must not raise)."""
-        return HsaError.from_status(name, status, self._runtime_description(status))
+        return self.error_type.from_status(name, status, self._runtime_description(status))
 
     def init(self) -> None:
         self.call("hsa_init")

@@ -8,7 +8,6 @@ prefers the loaded runtime's `hsa_status_string` text when it has one.
 
 from __future__ import annotations
 
-from amdgpu_cli.errors import AmdgpuCliError
 from hsa_ffi import constants as C
 
 # code -> (header name, IREE status name, description)
@@ -138,20 +137,28 @@ def describe(code: int) -> str:
     return entry[2] if entry else "The runtime returned a status code this tool does not know."
 
 
-class HsaError(AmdgpuCliError):
+class HsaError(Exception):
     """A failed HSA call (or a failure to load the HSA runtime at all).
 
     `status` is the IREE status name, `hsa_status` the raw HSA code (None when no HSA call failed),
-    `function` the HSA function that returned it.
+    `function` the HSA function that returned it. This package depends on nothing above it: a
+    caller that wants these errors in its own hierarchy passes a subclass as `load(error_type=)`
+    (the amdgpu driver does: its HSA errors are HalErrors too).
     """
 
     status = "UNKNOWN"
 
     def __init__(self, message: str, *, status: str | None = None, hsa_status: int | None = None,
                  function: str | None = None):
-        super().__init__(message, status=status)
+        super().__init__(message)
+        if status is not None:
+            self.status = status
         self.hsa_status = hsa_status
         self.function = function
+
+    def one_line(self) -> str:
+        """`STATUS; message` on one line, as IREE's tools print a failed status."""
+        return f"{self.status}; {' '.join(str(self).split())}"
 
     @classmethod
     def from_status(cls, function: str, code: int, description: str | None = None) -> HsaError:

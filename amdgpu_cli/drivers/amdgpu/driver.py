@@ -40,8 +40,17 @@ class DriverOptions:
     libhsa_search_paths: tuple[str, ...] = ()
 
 
+class HsaCallError(hsa_ffi.HsaError, HalError):
+    """A failed HSA call as this driver's runtime raises it: an `hsa_ffi.HsaError` (with the HSA
+    status and function) that is a HalError too, so that the VM traps it with its status and the
+    tools print it as one line."""
+
+
 def _load(options: DriverOptions, environ: Mapping[str, str] | None):
-    libhsa = hsa_ffi.load(options.libhsa_search_paths, environ)
+    try:
+        libhsa = hsa_ffi.load(options.libhsa_search_paths, environ, HsaCallError)
+    except hsa_ffi.LibhsaNotFound as error:
+        raise HalError(str(error), status=error.status) from None
     try:
         libhsa.init()
     except hsa_ffi.HsaError as error:
