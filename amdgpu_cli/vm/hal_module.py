@@ -78,13 +78,9 @@ def _text(buffer, what: str) -> str:
     return bytes(buffer.data).decode("utf-8", errors="replace")
 
 
-def _null(what: str) -> VmTrap:
-    return VmTrap(f"{what} is null", status="INVALID_ARGUMENT")
-
-
 def _need(value, kind: type, what: str):
     if value is None:
-        raise _null(what)
+        raise VmTrap.null(what)
     if not isinstance(value, kind):
         raise VmTrap(f"{what} has type {type(value).__name__}, expected {kind.__name__}",
                      status="INVALID_ARGUMENT")
@@ -96,7 +92,7 @@ def _need_ref(value, type_name: str, what: str):
     type traps as IREE's `*_check_deref` does (INVALID_ARGUMENT), before any attribute of it is
     used."""
     if value is None:
-        raise _null(what)
+        raise VmTrap.null(what)
     actual = getattr(value, "vm_type", None)
     if actual != type_name:
         raise VmTrap(f"ref type mismatch; {what} is a {actual or type(value).__name__}, expected "
@@ -251,7 +247,7 @@ class HalModule(NativeModule):
                          f"{int(buffer.allowed_usage):08X}, operation requires "
                          f"{usage & 0xFFFFFFFF:08X}", status="PERMISSION_DENIED")
         if allocator is None:
-            raise _null("allocator")
+            raise VmTrap.null("allocator")
 
     def buffer_allocation_preserve(self, buffer):
         _need(buffer, Buffer, "buffer").allocation_preserve()

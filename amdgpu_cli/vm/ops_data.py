@@ -16,13 +16,9 @@ from amdgpu_cli.vm.numerics import (
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap, ref_type_name, type_matcher, type_matches
 
 
-def _null(what: str) -> VmTrap:
-    return VmTrap(f"{what} is null", status="INVALID_ARGUMENT")
-
-
 def _buffer(value, what="buffer") -> VmBuffer:
     if value is None:
-        raise _null(what)
+        raise VmTrap.null(what)
     if not isinstance(value, VmBuffer):
         raise VmTrap(f"{what} is a {ref_type_name(value) or type(value).__name__}, not a vm.buffer",
                      status="INVALID_ARGUMENT")
@@ -31,7 +27,7 @@ def _buffer(value, what="buffer") -> VmBuffer:
 
 def _list(value) -> VmList:
     if value is None:
-        raise _null("list")
+        raise VmTrap.null("list")
     if not isinstance(value, VmList):
         raise VmTrap(f"ref is a {ref_type_name(value) or type(value).__name__}, not a vm.list",
                      status="INVALID_ARGUMENT")

@@ -46,6 +46,11 @@ class VmTrap(AmdgpuCliError):
             return self
         return VmTrap(self.raw_message, status=self.status, function=function, offset=offset)
 
+    @classmethod
+    def null(cls, what: str) -> VmTrap:
+        """The trap for a null ref where `what` must be one (INVALID_ARGUMENT)."""
+        return cls(f"{what} is null", status="INVALID_ARGUMENT")
+
 
 # -- ref types ------------------------------------------------------------------------------------
 
