@@ -1,8 +1,8 @@
 """`amdgpu replay` / `amdgpu-replay`: IREE's replay tools (iree-dump-replay, iree-run-replay,
 iree-benchmark-replay) as one group, plus `slice`.
 
-Each subcommand lives in its own module (`cli/replay_<name>.py`, attribute `command`) and is
-imported only when named, so `amdgpu-replay dump` does not import the HAL.
+Each subcommand lives in its own module (`cli/replay_<name>.py`, attribute `command`, named in
+`_COMMANDS`) and is imported only when named, so `amdgpu-replay dump` does not import the HAL.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import importlib
 
 import click
 
+# subcommand -> the module whose `command` it is
 _COMMANDS = {
-    "dump": "Print a replay's records (iree-dump-replay).",
-    "run": "Execute a replay on a device (iree-run-replay).",
-    "bench": "Time a replay's execution (iree-benchmark-replay).",
-    "slice": "Cut one dispatch out of a replay into a replay of its own.",
+    "dump": "amdgpu_cli.cli.replay_dump",  # iree-dump-replay
+    "run": "amdgpu_cli.cli.replay_run",  # iree-run-replay
+    "bench": "amdgpu_cli.cli.replay_bench",  # iree-benchmark-replay
+    "slice": "amdgpu_cli.cli.replay_slice",  # one dispatch cut out into a replay of its own
 }
 
 
@@ -26,7 +27,7 @@ class _ReplayGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in _COMMANDS:
             return None
-        return importlib.import_module(f"amdgpu_cli.cli.replay_{name}").command
+        return importlib.import_module(_COMMANDS[name]).command
 
 
 @click.group("replay", cls=_ReplayGroup,

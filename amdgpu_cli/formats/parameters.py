@@ -43,8 +43,11 @@ __all__ = [
     "open_parameters",
 ]
 
-# Extension (lower case) -> module under amdgpu_cli.formats that parses it.
-FORMATS = {"irpa": "irpa", "gguf": "gguf", "safetensors": "safetensors"}
+# Extension (lower case) -> the format's name and the module that parses it (imported when a
+# file of that format is opened: the parsers import this module).
+FORMATS = {"irpa": ("irpa", "amdgpu_cli.formats.irpa"),
+           "gguf": ("gguf", "amdgpu_cli.formats.gguf"),
+           "safetensors": ("safetensors", "amdgpu_cli.formats.safetensors")}
 
 # Largest splat `view()` materializes; bigger splats are for fills from `ParameterEntry.splat`.
 MAX_SPLAT_VIEW_BYTES = 1 << 30
@@ -84,7 +87,7 @@ def format_for_path(path: str) -> str:
         raise ParameterFormatError(
             f"unsupported file format `{extension}`; ensure the extension matches one of the "
             f"supported formats: [.irpa, .gguf, .safetensors]", status="UNIMPLEMENTED")
-    return chosen
+    return chosen[0]
 
 
 def _close_resources(mapping, file) -> None:
@@ -189,7 +192,7 @@ def open_parameters(path) -> ParameterArchive:
 
     path = os.fspath(path)
     fmt = format_for_path(path)
-    parser = importlib.import_module(f"amdgpu_cli.formats.{FORMATS[fmt]}")
+    parser = importlib.import_module(FORMATS[fmt][1])
     try:
         file = open(path, "rb")
     except OSError as e:
