@@ -6,7 +6,8 @@ Usage:
                             [--host-arrays] [--profile[=N]]
 
 Modules are compiled once and cached in DIR (default build/bench): the small models from
-examples/models (default mlp, conv, attention) for llvm-cpu as examples/compile.py builds them
+examples/models (default mlp, conv, attention, and scale: scalar arguments and a scalar result)
+for llvm-cpu as examples/compile.py builds them
 (`--iree-llvmcpu-target-cpu=generic`), called with the inputs of their `// RUN-ARGS:` line, and a
 1024x1024x1024 f32 matmul (MLIR written by this script, inputs all ones) compiled with
 `--iree-llvmcpu-target-cpu=host`. Both tools always run the same .vmfb.
@@ -63,7 +64,7 @@ from examples.compile import (  # noqa: E402
     MODELS_DIR, CompileError, compile_model, iree_compile_binary, run_args, target_flags,
 )
 
-SMALL_MODELS = ("mlp", "conv", "attention")
+SMALL_MODELS = ("mlp", "conv", "attention", "scale")
 DEVICES = ("local-task", "local-sync")
 GOALS = {"small": 1.0, "matmul": 1.02, "cold": 2.0}
 # What every amdgpu-run pays before its own code: the interpreter and click, then its exit
@@ -306,7 +307,7 @@ def main(argv=None) -> int:
                         help="per-call measurements alternate IREE and ours this many times, "
                              "best kept (default 2)")
     parser.add_argument("--models", default=",".join(SMALL_MODELS),
-                        help="small models from examples/models (default mlp,conv,attention)")
+                        help="small models from examples/models (default mlp,conv,attention,scale)")
     parser.add_argument("--skip-matmul", action="store_true", help="leave out the matmul row")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the cold-start rows")
     parser.add_argument("--skip-per-call", action="store_true",

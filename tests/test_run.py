@@ -151,6 +151,22 @@ def test_python_api_matches_iree_outputs(case, vmfbs, iree_run, tmp_path):
         assert np.asarray(value).dtype.kind == expected.dtype.kind or expected.dtype.kind == "i"
 
 
+def test_python_api_returns_numpy_scalars(vmfbs, iree_run):
+    """Scalar results come out of the Python API as numpy scalars of their VM type (the tools
+    carry them as tooling Scalars), with the values iree-run-module prints."""
+    import amdgpu_cli
+    from amdgpu_cli.tooling.io import format_results
+
+    args = ["--function=mixed", "--input=3", "--input=1000000000000", "--input=0.5",
+            "--input=0.25"]
+    ref = iree_run(["--device=local-sync", f"--module={vmfbs['scalars']}", *args])
+    assert ref.returncode == 0, ref.stderr
+    with amdgpu_cli.load_module(vmfbs["scalars"], device="local-sync") as module:
+        got = module.mixed(np.int32(3), np.int64(1000000000000), np.float32(0.5), 0.25)
+    assert [type(v) for v in got] == [np.float64, np.int64, np.float32, np.int32]
+    assert "EXEC @mixed\n" + format_results(list(got)) == ref.stdout
+
+
 def test_python_api_keeps_state_between_calls(vmfbs):
     import amdgpu_cli
 

@@ -104,7 +104,7 @@ def profiling_flags(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from amdgpu_cli.tooling.profiling import ProfilingFlags
+        from amdgpu_cli.tooling.capture_flags import ProfilingFlags
 
         kwargs["profiling"] = ProfilingFlags(
             mode=kwargs.pop("device_profiling_mode"),
@@ -150,7 +150,7 @@ def parameter_flags(command):
 
 def replay_flags(command):
     """The --device_replay_* capture flags, shared by run and benchmark; the command receives
-    them as one `replay` argument (replay.recorder.ReplayFlags)."""
+    them as one `replay` argument (tooling.capture_flags.ReplayFlags)."""
     flags = [
         _flag("device_replay_output", default="", metavar="FILE",
               help="Record every HAL call into this .ireereplay file (IREE's replay format, "
@@ -164,7 +164,7 @@ def replay_flags(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from amdgpu_cli.replay.recorder import ReplayFlags
+        from amdgpu_cli.tooling.capture_flags import ReplayFlags
 
         kwargs["replay"] = ReplayFlags(
             output=kwargs.pop("device_replay_output"),

@@ -57,19 +57,16 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from dataclasses import dataclass
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.enums import WHOLE_BUFFER, HalError, MemoryAccess, StatusCode
 from amdgpu_cli.replay import schema
-from amdgpu_cli.replay.schema import (FILE_POLICIES, ObjectType, Op, PayloadType, RecordType,
-                                      U64_MAX)
+from amdgpu_cli.replay.schema import ObjectType, Op, PayloadType, RecordType, U64_MAX
 from amdgpu_cli.replay.writer import ReplayWriter, buffer_refs, payload, timepoints
+from amdgpu_cli.tooling.capture_flags import ReplayFlags, check_replay_flags
 
-__all__ = ["FILE_VALIDATIONS", "RecordingDevice", "ReplayCapture", "ReplayFlags",
-           "ReplayRecorder", "check_flags"]
+__all__ = ["RecordingDevice", "ReplayCapture", "ReplayRecorder"]
 
-FILE_VALIDATIONS = ("identity", "digest")
 _ANY = U64_MAX  # queue affinity ANY as the file stores it
 _ACCESS_ALL = int(MemoryAccess.ALL)
 _MAPPING_SCOPED = 1
@@ -92,35 +89,6 @@ def _status(error: BaseException) -> int:
     return int(StatusCode.UNKNOWN)
 
 
-# -- flags ------------------------------------------------------------------------------------
-
-@dataclass
-class ReplayFlags:
-    """--device_replay_output / _file_policy / _file_validation (and our --device_replay_results)."""
-    output: str = ""
-    file_policy: str = "reference"
-    file_validation: str = "identity"
-    results: bool = False
-
-    @property
-    def requested(self) -> bool:
-        return bool(self.output)
-
-
-def check_flags(flags: ReplayFlags) -> None:
-    """IREE's messages for bad values (INVALID_ARGUMENT, checked even without an output)."""
-    if flags.file_policy not in FILE_POLICIES:
-        raise AmdgpuCliError("--device_replay_file_policy must be `reference`, `capture-ranges`, "
-                             f"`capture-all`, or `fail`; got `{flags.file_policy}`",
-                             status="INVALID_ARGUMENT")
-    if flags.file_validation not in FILE_VALIDATIONS:
-        raise AmdgpuCliError("--device_replay_file_validation must be `identity` or `digest`; "
-                             f"got `{flags.file_validation}`", status="INVALID_ARGUMENT")
-    if flags.results and not flags.output:
-        raise AmdgpuCliError("--device_replay_results requires --device_replay_output",
-                             status="INVALID_ARGUMENT")
-
-
 class ReplayCapture:
     """One capture's output: flags and path checked when made (before any work; a file at the
     path is untouched until `begin`), `begin()` publishes the file and returns the recorder
@@ -130,7 +98,7 @@ class ReplayCapture:
     def __init__(self, flags: ReplayFlags):
         from amdgpu_cli.outputs import OutputFile
 
-        check_flags(flags)
+        check_replay_flags(flags)
         self.flags = flags
         self._output = OutputFile(flags.output, read=True)
         self._results = OutputFile(flags.output + ".results") if flags.results else None
@@ -141,7 +109,7 @@ class ReplayCapture:
         if flags is None:
             return None
         if not flags.requested:
-            check_flags(flags)
+            check_replay_flags(flags)
             return None
         return cls(flags)
 
@@ -177,7 +145,7 @@ class ReplayRecorder:
 
     def __init__(self, stream, file_policy: str = "reference", file_validation: str = "identity",
                  *, keep_results: bool = False):
-        check_flags(ReplayFlags("-", file_policy, file_validation))
+        check_replay_flags(ReplayFlags("-", file_policy, file_validation))
         self.file_policy = file_policy
         self.file_validation = file_validation
         self.keep_results = keep_results

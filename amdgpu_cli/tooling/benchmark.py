@@ -82,8 +82,8 @@ class BenchmarkOptions:
         self.time_unit = time_unit or "ms"
         self.report_aggregates_only = report_aggregates_only
         self.display_aggregates_only = display_aggregates_only
-        self.profiling = profiling  # tooling.profiling.ProfilingFlags or None
-        self.replay = replay  # replay.recorder.ReplayFlags or None
+        self.profiling = profiling  # tooling.capture_flags.ProfilingFlags or None
+        self.replay = replay  # tooling.capture_flags.ReplayFlags or None
         self.print_statistics = print_statistics
 
 
@@ -259,10 +259,14 @@ class Benchmarks:
 
             self.capture = Capture.from_flags(options.profiling)  # flags and path, checked now
         self.replay = None
-        if options.replay is not None:
+        if options.replay is not None and options.replay.requested:
             from amdgpu_cli.replay.recorder import ReplayCapture
 
             self.replay = ReplayCapture.from_flags(options.replay)  # flags and path, checked now
+        elif options.replay is not None:
+            from amdgpu_cli.tooling.capture_flags import check_replay_flags
+
+            check_replay_flags(options.replay)  # bad values fail without an output too
         registry = (registry or default_registry()).with_options(options.driver_options)
         try:
             self.session = Session(options.modules[-1], options.devices, registry=registry,
@@ -290,7 +294,7 @@ class Benchmarks:
             for name in names:
                 arg_chars, asynchronous = self.session.input_chars(name)
                 try:
-                    inputs = parse_inputs(options.inputs, arg_chars)
+                    inputs = parse_inputs(options.inputs, arg_chars, numpy_scalars=False)
                     vm_args = [to_vm(v, ch, self.session.device)
                                for v, ch in zip(inputs, arg_chars)]
                 except AmdgpuCliError as e:

@@ -39,6 +39,7 @@ from amdgpu_cli.tooling.values import (
     _type_name,
     _widen,
     format_buffer_view,
+    numpy_scalars,
 )
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def compare_expected(
     `[SUCCESS] ...` line. `cconv` is the function's result cconv; by default it is derived
     from the actual values. Badly formed expected values raise FunctionIOError.
     """
-    actual = [_normalize(v) for v in actual]
+    actual = [_normalize(v) for v in numpy_scalars(list(actual))]
     equality = equality or Equality()
     if cconv is None:
         cconv = "".join(_cconv_of(v) for v in actual)

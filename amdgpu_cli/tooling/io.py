@@ -18,8 +18,9 @@ The values themselves live in `values`, .npy reading and writing in `npy`, and t
 
 numpy: the integer types, f32, f64 and the hex-byte types are parsed into bytes and printed from
 bytes with struct / array / memoryview (`ElementType.python_format`), so the usual run never
-imports numpy. f16, bf16 and the f8 types (IREE's codecs in `narrow_float`), scalar values (numpy
-scalars) and .npy files import it where they are handled.
+imports numpy; scalar values are `Scalar`s for the tools (`parse_inputs(numpy_scalars=False)`),
+numpy scalars for library callers. f16, bf16 and the f8 types (IREE's codecs in `narrow_float`),
+.npy files and scalars written to files import it where they are handled.
 
 Errors a user can cause raise `FunctionIOError` (an AmdgpuCliError) whose `status` is the IREE
 status code name and whose message carries IREE's wording where IREE has one, followed by the
@@ -56,6 +57,7 @@ from amdgpu_cli.tooling.values import (
     _MAX_RANK,
     DEFAULT_MAX_ELEMENT_COUNT,
     FunctionIOError,
+    Scalar,
     StorageBuffer,
     Tensor,
     Value,
@@ -65,9 +67,10 @@ from amdgpu_cli.tooling.values import (
     _numpy_scalar,
     _scalar_name,
     _type_name,
-    _vm_scalar,
     format_buffer_view,
+    vm_scalar,
 )
+from amdgpu_cli.tooling.values import numpy_scalars as _numpy_scalars
 
 if TYPE_CHECKING:
     from amdgpu_cli.outputs import OutputFile
@@ -210,7 +213,8 @@ def parse_input(
 
 
 def parse_inputs(
-    texts: Iterable[str], cconv: str | None = None, *, files: InputFiles | None = None
+    texts: Iterable[str], cconv: str | None = None, *, files: InputFiles | None = None,
+    numpy_scalars: bool = True,
 ) -> list[Value]:
     """Parses `--input` values in order against the function's argument cconv.
 
@@ -218,7 +222,8 @@ def parse_inputs(
     or one of the aliases `i32`/`i64`/`f32`/`f64`; None infers each value's kind as
     `parse_input` does. Like iree-run-module, this consumes one cconv character per value
     produced, fails when the inputs need more than the cconv has, and does not check that all
-    of it was used (a short argument list is the caller's error to report).
+    of it was used (a short argument list is the caller's error to report). Scalar values are
+    numpy scalars, or with `numpy_scalars=False` `Scalar`s (the tools: no numpy imported).
     """
     if isinstance(texts, str):
         raise TypeError("parse_inputs takes a sequence of input strings, not one string")
@@ -238,7 +243,7 @@ def parse_inputs(
     finally:
         if owned:
             files.close()
-    return values
+    return _numpy_scalars(values) if numpy_scalars else values
 
 
 def _cconv_chars(cconv: str) -> str:
@@ -307,7 +312,7 @@ def _null_of_kind(kind: str) -> Value:
     if kind == "r":
         return None
     _primitive(kind)  # raises for a kind that is no VM primitive
-    return _vm_scalar(kind, 0)
+    return vm_scalar(kind, 0)
 
 
 def _parse_primitive(kind: str, text: str) -> Value:
@@ -315,7 +320,7 @@ def _parse_primitive(kind: str, text: str) -> Value:
     value = read(text)
     if value is None:
         raise FunctionIOError(f"parsing value `{text}` as {name}")
-    return _vm_scalar(kind, value)
+    return vm_scalar(kind, value)
 
 
 def _parse_npy_file_into(text: str, cconv: _Cconv, out: list, files: InputFiles) -> None:
@@ -537,6 +542,10 @@ def format_result(value: Value, max_element_count: int | None = None) -> str:
         return "(null)"
     if isinstance(value, Tensor):
         return f"hal.buffer_view\n{format_buffer_view(value, max_element_count)}"
+    if value.__class__ is Scalar:
+        if value.type_name[0] == "f":
+            return f"{value.type_name}={_c_float(value.value, False)}"
+        return f"{value.type_name}={value.value}"
     if _numpy_scalar(value):
         name = _scalar_name(value)
         if value.dtype.kind == "f":
@@ -659,6 +668,8 @@ def _as_buffer_view(value: Value) -> Tensor:
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         return Tensor.from_bytes(I8, (len(data),), data)
+    if value.__class__ is Scalar:
+        value = value.numpy()
     if _numpy_scalar(value):
         import numpy as np
 

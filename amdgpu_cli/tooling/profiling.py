@@ -2,9 +2,10 @@
 
 IREE's tooling (`runtime/src/iree/tooling/device_util.c`) in our own words:
 
-* `ProfilingFlags` holds the flags as given; `Capture.from_flags(flags)` checks them before any
-  work (mode without output, output without mode, statistics with an output, unknown families,
-  filter values) and checks the output path; `None` when no profiling was asked for.
+* `ProfilingFlags` (tooling/capture_flags.py) holds the flags as given;
+  `Capture.from_flags(flags)` checks them before any work (mode without output, output without
+  mode, statistics with an output, unknown families, filter values) and checks the output path;
+  `None` when no profiling was asked for.
 * `capture.check(devices)` asks every device whether it can record the families (IREE asks at
   begin, after it has created the file; we ask first, so a refused family leaves the path as it
   was).
@@ -21,33 +22,14 @@ IREE's tooling (`runtime/src/iree/tooling/device_util.c`) in our own words:
 from __future__ import annotations
 
 import contextlib
-
 import sys
-from dataclasses import dataclass, field
 from typing import IO, Sequence
 
 from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.enums import HalError
 from amdgpu_cli.hal.profiling import (CaptureFilter, Family, PeriodicFlush, ProfilingOptions,
                                       parse_families)
-
-
-@dataclass
-class ProfilingFlags:
-    mode: str = ""
-    output: str = ""
-    filter_function: str = ""
-    filter_command_buffer: int = -1
-    filter_command_index: int = -1
-    filter_physical_device: int = -1
-    filter_queue: int = -1
-    counters: Sequence[str] = field(default_factory=tuple)
-    flush_interval_ms: int = 0
-    print_device_statistics: bool = False
-
-    @property
-    def requested(self) -> bool:
-        return bool(self.mode.strip() or self.output or self.print_device_statistics)
+from amdgpu_cli.tooling.capture_flags import ProfilingFlags
 
 
 def _invalid(message: str) -> HalError:

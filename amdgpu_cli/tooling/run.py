@@ -16,11 +16,11 @@ IREE's annotations (`; parsing function inputs`, `; invoking function 'f'`, and 
 `iree.abi.declaration`); the exit code of a completed run is in RunResult (1 when an expected
 output did not match).
 
-Also here: the value conversions between tooling values (Tensor, StorageBuffer, numpy scalars)
-and VM/HAL values, shared with `amdgpu_cli.api`. Tensors travel as bytes (uploaded through
-`queue_update`, read back with `Buffer.read`), so a run with tensor arguments and results never
-imports numpy; scalar results become numpy scalars, which import it; `--expected_output`
-loads its checker (`expected`) on use.
+Also here: the value conversions between tooling values (Tensor, StorageBuffer, Scalar, numpy
+scalars) and VM/HAL values, shared with `amdgpu_cli.api`. Tensors travel as bytes (uploaded
+through `queue_update`, read back with `Buffer.read`) and scalars as `Scalar`s, so a run with
+plain tensor and scalar arguments and results never imports numpy (the API turns Scalars into
+numpy scalars); `--expected_output` loads its checker (`expected`) on use.
 Several `--module`s: each is instantiated in order over the `hal` module and the ones before it
 (`vm.context.BytecodeImports`), the last is the main one.
 
@@ -46,6 +46,7 @@ from amdgpu_cli.hal.buffer_view import BufferView
 from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryType
 from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.registry import default_registry
+from amdgpu_cli.tooling.capture_flags import check_replay_flags
 from amdgpu_cli.tooling.element_types import ElementType
 from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
@@ -54,15 +55,15 @@ from amdgpu_cli.tooling.io import (
     output_targets,
     write_outputs,
 )
-from amdgpu_cli.tooling.values import _VM_SCALAR_TYPES, StorageBuffer, Tensor, _vm_scalar
+from amdgpu_cli.tooling.values import VM_SCALAR_NAMES, Scalar, StorageBuffer, Tensor, vm_scalar
 from amdgpu_cli.vm.context import BytecodeImports, VmContext
 from amdgpu_cli.vm.hal_module import HalModule
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
 
 if TYPE_CHECKING:
-    from amdgpu_cli.replay.recorder import ReplayCapture, ReplayFlags
+    from amdgpu_cli.replay.recorder import ReplayCapture
+    from amdgpu_cli.tooling.capture_flags import ProfilingFlags, ReplayFlags
     from amdgpu_cli.tooling.expected import Equality
-    from amdgpu_cli.tooling.profiling import ProfilingFlags
 
 __all__ = ["DEFAULT_DEVICE", "RunOptions", "RunResult", "Session", "from_vm", "run",
            "select_function", "to_vm"]
@@ -100,7 +101,7 @@ class RunOptions:
         self.driver_options = {} if driver_options is None else driver_options
         self.profiling = profiling  # --device_profiling_* / --print_device_statistics
         self.print_statistics = print_statistics
-        self.replay = replay  # --device_replay_* (replay/recorder.py ReplayFlags)
+        self.replay = replay  # --device_replay_* (tooling/capture_flags.py ReplayFlags)
         # --parameters ([scope=]path strings or (scope, path) pairs) and --parameter_mode.
         self.parameters = [] if parameters is None else parameters
         self.parameter_mode = parameter_mode
@@ -464,6 +465,8 @@ def to_vm(value, ch: str, device):
         for i, item in enumerate(value):
             lst.set_ref(i, to_vm(item, "r", device))
         return lst
+    if value.__class__ is Scalar:
+        value = value.numpy()  # refused below, in numpy's words
     np = sys.modules.get("numpy")  # numpy values exist only once numpy is imported
     if np is not None and isinstance(value, np.ndarray):
         return to_vm(Tensor.from_array(value), ch, device)
@@ -475,8 +478,8 @@ def to_vm(value, ch: str, device):
 
 def from_vm(value, ch: str, device):
     """A VM host result of cconv char `ch` -> a tooling value (buffer contents read back)."""
-    if ch in _VM_SCALAR_TYPES:
-        return _vm_scalar(ch, value)
+    if ch in VM_SCALAR_NAMES:
+        return vm_scalar(ch, value)
     if value is None:
         return None
     if isinstance(value, BufferView):
@@ -509,10 +512,12 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
 
         capture = Capture.from_flags(options.profiling)  # flags and the output path, checked now
     replay = None
-    if options.replay is not None:
+    if options.replay is not None and options.replay.requested:
         from amdgpu_cli.replay.recorder import ReplayCapture
 
         replay = ReplayCapture.from_flags(options.replay)  # flags and the path, checked now
+    elif options.replay is not None:
+        check_replay_flags(options.replay)  # bad values fail without an output too
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
         try:
@@ -556,7 +561,7 @@ def _run_session(session: Session, options: RunOptions, out, targets, capture) -
         if session.replay is not None:
             session.replay.scope_begin("execute")
         try:
-            inputs = parse_inputs(options.inputs, arg_chars)
+            inputs = parse_inputs(options.inputs, arg_chars, numpy_scalars=False)
             vm_args = [to_vm(v, ch, session.device) for v, ch in zip(inputs, arg_chars)]
         except AmdgpuCliError as e:
             raise fail(e, "parsing function inputs") from None

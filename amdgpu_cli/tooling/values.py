@@ -3,8 +3,9 @@
 What this module owns
 * Values. A function argument or result is one of
     - `None`: a null ref or an empty variant (prints `(null)`);
-    - a numpy scalar `np.int32`, `np.int64`, `np.float32`, `np.float64` (also `np.int8`,
-      `np.int16`): a VM primitive value; a Python `int` counts as i64 and a `float` as f64;
+    - `Scalar` (the tools' own, no numpy) or a numpy scalar `np.int32`, `np.int64`,
+      `np.float32`, `np.float64` (also `np.int8`, `np.int16`): a VM primitive value; a Python
+      `int` counts as i64 and a `float` as f64;
     - `Tensor`: the host image of a `hal.buffer_view` (IREE element type + dense bytes);
     - `StorageBuffer`: the host image of a bare `hal.buffer` (what an `&...` input passes);
     - `bytes`/`bytearray`/`memoryview`: a `vm.buffer`;
@@ -17,9 +18,10 @@ What this module owns
 * `FunctionIOError`, the error of every function I/O module: an AmdgpuCliError whose `status`
   is the IREE status code name and whose message carries IREE's wording where IREE has one.
 
-numpy: not imported here. A Tensor built from bytes (parsed inputs, results) stays bytes until
-its numpy `storage` is asked for; numpy values (scalars, arrays) can only exist once numpy is
-imported, so the checks for them look numpy up in `sys.modules` instead of importing it.
+numpy: imported here only to make numpy values (`Scalar.numpy`, plain Python numbers). A Tensor
+built from bytes (parsed inputs, results) stays bytes until its numpy `storage` is asked for, and
+scalars stay `Scalar`s; numpy values (scalars, arrays) can only exist once numpy is imported, so
+the checks for them look numpy up in `sys.modules` instead of importing it.
 
 Threading: none; everything here is a pure function or an immutable value.
 
@@ -225,23 +227,63 @@ class StorageBuffer(_Immutable):
         return StorageBuffer, (self.data,)
 
 
-Value = Union[None, "np.generic", int, float, Tensor, StorageBuffer, bytes, list]
+class Scalar(_Immutable):
+    """A VM primitive (i32, i64, f32, f64) as the tools carry it without numpy: IREE's
+    `type_name` and the Python `value` (a signed int of that width, or a float the type holds
+    exactly). The tools parse scalar inputs into these and read scalar results into them;
+    `numpy()` is the numpy scalar the Python API (and `parse_input`) hands out instead."""
+
+    __slots__ = ("type_name", "value")
+
+    def __init__(self, type_name: str, value: int | float):
+        object.__setattr__(self, "type_name", type_name)
+        object.__setattr__(self, "value", value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not Scalar:
+            return NotImplemented
+        return (self.type_name, self.value) == (other.type_name, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, self.value))
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.type_name}={self.value!r})"
+
+    def __reduce__(self):
+        return Scalar, (self.type_name, self.value)
+
+    def numpy(self):
+        import numpy as np
+
+        return getattr(np, _NUMPY_SCALAR_TYPES[self.type_name])(self.value)
+
+
+Value = Union[None, Scalar, "np.generic", int, float, Tensor, StorageBuffer, bytes, list]
 
 # IREE's names of the numpy scalar types that are VM values, by (dtype kind, itemsize).
 _SCALAR_NAMES = {("i", 1): "i8", ("i", 2): "i16", ("i", 4): "i32", ("i", 8): "i64",
                  ("f", 4): "f32", ("f", 8): "f64"}  # fmt: skip
+_NUMPY_SCALAR_TYPES = {"i32": "int32", "i64": "int64", "f32": "float32", "f64": "float64"}
+
+# cconv char of a VM primitive -> IREE's name of its type.
+VM_SCALAR_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
 
 
-# cconv char of a VM primitive -> the numpy scalar type a host value of it is.
-_VM_SCALAR_TYPES = {"i": "int32", "I": "int64", "f": "float32", "F": "float64"}
+def vm_scalar(ch: str, value: int | float) -> Scalar:
+    """A VM primitive of cconv char `ch` (i, I, f, F) as a host value (no numpy)."""
+    return Scalar(VM_SCALAR_NAMES[ch], value)
 
 
-def _vm_scalar(ch: str, value: int | float) -> Any:
-    """A VM primitive of cconv char `ch` (i, I, f, F) as its host value, a numpy scalar: numpy
-    is imported here, by the runs that have scalar values."""
-    import numpy as np
-
-    return getattr(np, _VM_SCALAR_TYPES[ch])(value)
+def numpy_scalars(values: list) -> list:
+    """`values` with each Scalar replaced by its numpy scalar (what the Python API returns)."""
+    return [v.numpy() if v.__class__ is Scalar else v for v in values]
 
 
 def _numpy_scalar(value: Any) -> bool:
@@ -257,7 +299,7 @@ def _scalar_name(value: Any) -> str | None:
 
 def _normalize(value: Any) -> Any:
     """Python ints/floats and numpy arrays to the canonical value kinds."""
-    if value is None or value.__class__ is Tensor:
+    if value is None or value.__class__ is Tensor or value.__class__ is Scalar:
         return value
     np = sys.modules.get("numpy")
     if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
@@ -279,6 +321,8 @@ def _type_name(value: Any) -> str:
     """IREE's name for a variant's type (`iree_vm_append_variant_type_string`)."""
     if value is None:
         return "empty"
+    if value.__class__ is Scalar:
+        return value.type_name
     if _numpy_scalar(value):
         return _scalar_name(value)
     if isinstance(value, (Tensor, StorageBuffer)):

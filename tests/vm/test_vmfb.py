@@ -205,10 +205,15 @@ def _parse_metadata(text: str) -> dict:
 
 
 def _requirements_text(text: str) -> int:
-    text = text.strip()
-    if re.fullmatch(r"[0-9A-F]{8}", text):
-        return int(text, 16)
-    return sum(FeatureBits[n.strip()] for n in text.split("|") if n.strip())
+    """`EXT_F32 | EXT_F64`, `00000000`, or names then the unnamed bits in hex (`EXT_F32 |
+    0000000C`, as iree-dump-module prints bits it has no name for)."""
+    total = 0
+    for part in (n.strip() for n in text.split("|")):
+        if re.fullmatch(r"[0-9A-F]{8}", part):
+            total |= int(part, 16)
+        elif part:
+            total |= FeatureBits[part]
+    return total
 
 
 @pytest.mark.parametrize("key", EXAMPLE_KEYS)
