@@ -37,7 +37,7 @@ from amdgpu_cli.errors import AmdgpuCliError
 from amdgpu_cli.hal.buffer_view import BufferView
 from amdgpu_cli.hal.enums import format_element_type
 from amdgpu_cli.tooling.run import Session
-from amdgpu_cli.tooling.values import Scalar, Tensor
+from amdgpu_cli.tooling.values import Tensor
 
 __all__ = ["DeviceArray", "Module", "load_module"]
 
@@ -133,8 +133,6 @@ def _to_tool(value, ch: str, session: Session):
 def _from_tool(value):
     if isinstance(value, Tensor):
         return np.array(value.array)
-    if value.__class__ is Scalar:
-        return value.numpy()
     if isinstance(value, list):
         return [_from_tool(v) for v in value]
     return value

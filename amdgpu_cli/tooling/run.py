@@ -55,7 +55,8 @@ from amdgpu_cli.tooling.io import (
     output_targets,
     write_outputs,
 )
-from amdgpu_cli.tooling.values import VM_SCALAR_NAMES, Scalar, StorageBuffer, Tensor, vm_scalar
+from amdgpu_cli.tooling.values import (VM_SCALAR_NAMES, Scalar, StorageBuffer, Tensor,
+                                       numpy_vm_scalar, vm_scalar)
 from amdgpu_cli.vm.context import BytecodeImports, VmContext
 from amdgpu_cli.vm.hal_module import HalModule
 from amdgpu_cli.vm.refs import VmBuffer, VmList, VmTrap
@@ -255,15 +256,15 @@ class Session:
 
     def call(self, function: str, values: Sequence, *, download: bool = True) -> list:
         """Call with tooling values (BufferViews pass through as they are); returns tooling
-        values, read back to the host unless `download` is False (then BufferView results stay
-        on the device)."""
+        values (scalars as numpy scalars: this is the Python API's call), read back to the host
+        unless `download` is False (then BufferView results stay on the device)."""
         arg_chars, res_chars = self._cconvs.get(function) or self.cconv(function)  # a call fewer
         device = self.devices[0]
         # BufferView arguments (DeviceArrays: the common case of a call) need no to_vm call.
         vm_args = [v if ch == "r" and v.__class__ is BufferView else to_vm(v, ch, device)
                    for v, ch in zip(values, arg_chars)]
         vm_results = self.context.call(function, vm_args)
-        return [from_vm(v, ch, device) if download or not isinstance(v, BufferView) else v
+        return [from_vm(v, ch, device, True) if download or not isinstance(v, BufferView) else v
                 for v, ch in zip(vm_results, res_chars)]
 
     def device_caller(self, function: str) -> Callable[[Sequence], list]:
@@ -276,7 +277,7 @@ class Session:
         def call(values: Sequence) -> list:
             vm_args = [v if ch == "r" and v.__class__ is BufferView else to_vm(v, ch, device)
                        for v, ch in zip(values, arg_chars)]
-            return [v if v.__class__ is BufferView else from_vm(v, ch, device)
+            return [v if v.__class__ is BufferView else from_vm(v, ch, device, True)
                     for v, ch in zip(vm_call(vm_args), res_chars)]
         return call
 
@@ -476,10 +477,11 @@ def to_vm(value, ch: str, device):
     return value
 
 
-def from_vm(value, ch: str, device):
-    """A VM host result of cconv char `ch` -> a tooling value (buffer contents read back)."""
+def from_vm(value, ch: str, device, numpy_scalars: bool = False):
+    """A VM host result of cconv char `ch` -> a tooling value (buffer contents read back); a
+    scalar is a Scalar, or with `numpy_scalars` (the Python API's calls) a numpy scalar."""
     if ch in VM_SCALAR_NAMES:
-        return vm_scalar(ch, value)
+        return numpy_vm_scalar(ch, value) if numpy_scalars else vm_scalar(ch, value)
     if value is None:
         return None
     if isinstance(value, BufferView):
@@ -492,7 +494,7 @@ def from_vm(value, ch: str, device):
         return bytes(value.data)
     if isinstance(value, VmList):
         return [from_vm(v, "r" if not isinstance(v, (int, float)) else
-                        ("I" if isinstance(v, int) else "F"), device)
+                        ("I" if isinstance(v, int) else "F"), device, numpy_scalars)
                 for v in value.python_values()]
     return value
 

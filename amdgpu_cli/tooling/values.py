@@ -281,6 +281,13 @@ def vm_scalar(ch: str, value: int | float) -> Scalar:
     return Scalar(VM_SCALAR_NAMES[ch], value)
 
 
+def numpy_vm_scalar(ch: str, value: int | float):
+    """The same value as the numpy scalar the Python API hands out (numpy is imported)."""
+    import numpy as np
+
+    return getattr(np, _NUMPY_SCALAR_TYPES[VM_SCALAR_NAMES[ch]])(value)
+
+
 def numpy_scalars(values: list) -> list:
     """`values` with each Scalar replaced by its numpy scalar (what the Python API returns)."""
     return [v.numpy() if v.__class__ is Scalar else v for v in values]
