@@ -222,7 +222,7 @@ class FileValidation(_Codes):
 FILE_VALIDATION_NAMES = {0: "none", 1: "identity", 2: "digest"}
 DIGEST_FNV1A_64 = 1
 
-# Capture policies for imported fd-backed files (--device_replay_file_policy), in enum order.
+
 class Layout:
     """A packed little-endian C struct: `fields` are (name, code) with code a struct format code
     ("Q", "I", "H", "B", "3I" for a u32[3], "32s" for bytes) or a nested Layout; a name of ""

@@ -17,7 +17,8 @@ from amdgpu_cli.errors import AmdgpuCliError
 __all__ = ["FILE_POLICIES", "FILE_VALIDATIONS", "ProfilingFlags", "ReplayFlags",
            "check_replay_flags"]
 
-# The values of --device_replay_file_policy and --device_replay_file_validation.
+# The values of --device_replay_file_policy (how imported fd-backed files are captured, in IREE's
+# enum order) and --device_replay_file_validation.
 FILE_POLICIES = ("reference", "capture-ranges", "capture-all", "fail")
 FILE_VALIDATIONS = ("identity", "digest")
 
