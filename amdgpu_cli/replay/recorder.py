@@ -104,15 +104,6 @@ class ReplayCapture:
         self._results = OutputFile(flags.output + ".results") if flags.results else None
         self.recorder: ReplayRecorder | None = None
 
-    @classmethod
-    def from_flags(cls, flags: ReplayFlags | None) -> ReplayCapture | None:
-        if flags is None:
-            return None
-        if not flags.requested:
-            check_replay_flags(flags)
-            return None
-        return cls(flags)
-
     def begin(self) -> ReplayRecorder:
         if self.recorder is None:
             stream = self._output.publish()

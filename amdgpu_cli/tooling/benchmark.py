@@ -247,26 +247,15 @@ class Benchmarks:
 
     def __init__(self, options: BenchmarkOptions, *, registry=None):
         from amdgpu_cli.hal.registry import default_registry
+        from amdgpu_cli.tooling.capture_flags import profiling_capture, replay_capture
         from amdgpu_cli.tooling.io import parse_inputs
         from amdgpu_cli.tooling.run import Session, _annotate, to_vm
 
         if not options.modules:
             raise UsageError("no --module= specified")
         self.options = options
-        self.capture = None
-        if options.profiling is not None and options.profiling.requested:
-            from amdgpu_cli.tooling.profiling import Capture
-
-            self.capture = Capture.from_flags(options.profiling)  # flags and path, checked now
-        self.replay = None
-        if options.replay is not None and options.replay.requested:
-            from amdgpu_cli.replay.recorder import ReplayCapture
-
-            self.replay = ReplayCapture.from_flags(options.replay)  # flags and path, checked now
-        elif options.replay is not None:
-            from amdgpu_cli.tooling.capture_flags import check_replay_flags
-
-            check_replay_flags(options.replay)  # bad values fail without an output too
+        self.capture = profiling_capture(options.profiling)  # flags and path, checked now
+        self.replay = replay_capture(options.replay)  # flags and path, checked now
         registry = (registry or default_registry()).with_options(options.driver_options)
         try:
             self.session = Session(options.modules[-1], options.devices, registry=registry,

@@ -2,9 +2,10 @@
 
 `ProfilingFlags`: --device_profiling_* and --print_device_statistics (tooling/profiling.py's
 `Capture.from_flags` checks them and makes the capture). `ReplayFlags`: --device_replay_* (and our
---device_replay_results; replay/recorder.py's `ReplayCapture.from_flags`, with `check_replay_flags`
-giving IREE's messages for bad values). Plain records with no imports of their own: a run that
-asks for neither capture never loads the capture code.
+--device_replay_results; replay/recorder.py's `ReplayCapture`, with `check_replay_flags` giving
+IREE's messages for bad values). `profiling_capture(flags)` and `replay_capture(flags)` make the
+capture the flags ask for, or None, and import the capture code only then: a run that asks for
+neither capture never loads it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Sequence
 from amdgpu_cli.errors import AmdgpuCliError
 
 __all__ = ["FILE_POLICIES", "FILE_VALIDATIONS", "ProfilingFlags", "ReplayFlags",
-           "check_replay_flags"]
+           "check_replay_flags", "profiling_capture", "replay_capture"]
 
 # The values of --device_replay_file_policy (how imported fd-backed files are captured, in IREE's
 # enum order) and --device_replay_file_validation.
@@ -66,3 +67,26 @@ def check_replay_flags(flags: ReplayFlags) -> None:
     if flags.results and not flags.output:
         raise AmdgpuCliError("--device_replay_results requires --device_replay_output",
                              status="INVALID_ARGUMENT")
+
+
+def profiling_capture(flags: ProfilingFlags | None):
+    """The tooling.profiling.Capture `flags` ask for (flags and output path checked now), or
+    None."""
+    if flags is None or not flags.requested:
+        return None
+    from amdgpu_cli.tooling.profiling import Capture
+
+    return Capture.from_flags(flags)
+
+
+def replay_capture(flags: ReplayFlags | None):
+    """The replay.recorder.ReplayCapture `flags` ask for (flags and output path checked now), or
+    None; bad values fail without an output too."""
+    if flags is None:
+        return None
+    if not flags.requested:
+        check_replay_flags(flags)
+        return None
+    from amdgpu_cli.replay.recorder import ReplayCapture
+
+    return ReplayCapture(flags)

@@ -542,15 +542,12 @@ def format_result(value: Value, max_element_count: int | None = None) -> str:
         return "(null)"
     if isinstance(value, Tensor):
         return f"hal.buffer_view\n{format_buffer_view(value, max_element_count)}"
+    if _numpy_scalar(value):
+        value = Scalar(_scalar_name(value), float(value) if value.dtype.kind == "f" else int(value))
     if value.__class__ is Scalar:
         if value.type_name[0] == "f":
             return f"{value.type_name}={_c_float(value.value, False)}"
         return f"{value.type_name}={value.value}"
-    if _numpy_scalar(value):
-        name = _scalar_name(value)
-        if value.dtype.kind == "f":
-            return f"{name}={_c_float(float(value), False)}"
-        return f"{name}={int(value)}"
     if isinstance(value, (list, tuple)):
         return "vm.list\n" + "".join(
             f"child_list[{i}]: {format_result(v, max_element_count)}\n" for i, v in enumerate(value)

@@ -46,7 +46,7 @@ from amdgpu_cli.hal.buffer_view import BufferView
 from amdgpu_cli.hal.enums import BufferUsage, HalError, MemoryType
 from amdgpu_cli.hal.fence import Fence
 from amdgpu_cli.hal.registry import default_registry
-from amdgpu_cli.tooling.capture_flags import check_replay_flags
+from amdgpu_cli.tooling.capture_flags import profiling_capture, replay_capture
 from amdgpu_cli.tooling.element_types import ElementType
 from amdgpu_cli.tooling.io import (
     DEFAULT_MAX_ELEMENT_COUNT,
@@ -508,18 +508,8 @@ def run(options: RunOptions, stdout: IO[str] | None = None, *, registry=None) ->
         raise AmdgpuCliError("no --module= specified", status="INVALID_ARGUMENT")
     # Output paths are checked before any work: a directory or a missing folder fails now.
     targets = output_targets(options.outputs) if options.outputs else None
-    capture = None
-    if options.profiling is not None and options.profiling.requested:
-        from amdgpu_cli.tooling.profiling import Capture
-
-        capture = Capture.from_flags(options.profiling)  # flags and the output path, checked now
-    replay = None
-    if options.replay is not None and options.replay.requested:
-        from amdgpu_cli.replay.recorder import ReplayCapture
-
-        replay = ReplayCapture.from_flags(options.replay)  # flags and the path, checked now
-    elif options.replay is not None:
-        check_replay_flags(options.replay)  # bad values fail without an output too
+    capture = profiling_capture(options.profiling)  # flags and the output path, checked now
+    replay = replay_capture(options.replay)  # flags and the path, checked now
     registry = (registry or default_registry()).with_options(options.driver_options)
     try:
         try:
